@@ -1,0 +1,34 @@
+# Two commands for a fresh machine with Python 3.11+ and make:
+#   make demo   creates .venv, installs the project, audits sample_carnets/ into reports/
+#   make test   installs the test extras if needed and runs the whole suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP      := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
+
+.PHONY: demo test samples clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is required ($(PYTHON))"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -e .
+	@touch $@
+
+$(TEST_STAMP): $(STAMP)
+	$(PIP) install -e '.[test]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/ecarte-audit audit sample_carnets --out reports --format html,json --fail-on never
+
+test: $(TEST_STAMP)
+	$(BIN)/python -m pytest
+
+# Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
+samples: $(STAMP)
+	$(BIN)/python scripts/make_samples.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info reports/*/ reports/*.html reports/*.json

@@ -1,0 +1,130 @@
+"""The normalised carnet: typed tables, their source places, derived amounts.
+
+Checks receive a `Carnet` and nothing else. The amounts derived from the
+stakes (`held`, `sur_chouette`, the masses) are defined here, once, and every
+rule that needs them reads them from `Carnet.coup_amounts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pandas as pd
+
+from auditor.frames import eq
+from auditor.model import Violation
+
+
+@dataclass
+class Table:
+    name: str
+    df: pd.DataFrame                     # typed fields (money as *_cents Int64) + `_row`
+    present: frozenset[str]              # fields whose source column exists
+    letters: dict[str, str] | None       # source column → Excel letter (workbooks)
+    sources: dict[str, str]              # field → source column name
+    rows_read: int = 0
+
+    def cell(self, field_or_column: str | None, row: int | None) -> str | None:
+        if self.letters is None or field_or_column is None or row is None:
+            return None
+        source = self.sources.get(field_or_column, field_or_column)
+        letter = self.letters.get(source)
+        return f"{letter}{row}" if letter else None
+
+    def source_column(self, field_name: str | None) -> str | None:
+        if field_name is None:
+            return None
+        return self.sources.get(field_name, field_name)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    sha256: str
+    format: str
+
+
+@dataclass
+class Carnet:
+    source: Source
+    tables: dict[str, Table] = field(default_factory=dict)
+    # EC00-01/EC00-02 met while reading and typing, as (code, violation).
+    problems: list[tuple[str, Violation]] = field(default_factory=list)
+    unreadable: bool = False
+
+    # -- presence --------------------------------------------------------
+    def has(self, need: str) -> bool:
+        """`need` is `table` or `table.field` (source column name accepted)."""
+        table, _, column = need.partition(".")
+        t = self.tables.get(table)
+        if t is None:
+            return False
+        if not column:
+            return True
+        return column in t.present or any(src == column and f in t.present for f, src in t.sources.items())
+
+    def df(self, table: str) -> pd.DataFrame:
+        return self.tables[table].df
+
+    @property
+    def cover(self) -> dict:
+        t = self.tables.get("carnet")
+        if t is None or t.df.empty:
+            return {"casino": None, "table": None, "date_debut": None}
+        row = t.df.iloc[0]
+
+        def val(name):
+            v = row.get(name)
+            return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) or pd.isna(v) else v
+
+        d = val("date_debut")
+        return {
+            "casino": None if val("casino") is None else str(val("casino")),
+            "table": None if val("table") is None else int(val("table")),
+            "date_debut": None if d is None else d.date().isoformat(),
+        }
+
+    # -- derived amounts (defined once) -------------------------------------
+    @cached_property
+    def coup_amounts(self) -> pd.DataFrame:
+        """One row per coup of `coups` (same index), with the stakes' sums.
+
+        held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
+        n_mises: how many stake rows; unverifiable: a stake of the coup has an
+        unreadable amount or side (mass and levy rules skip the coup);
+        sur_chouette = held_b − held_a (chouette: what the chouette holds
+        against the pontes); mass_a / mass_b: the masses of spec § Derived.
+        """
+        coups = self.df("coups")
+        keys = ["seance", "coup"]
+        out = coups[keys + ["type", "_row"]].copy()
+        if "mises" in self.tables:
+            m = self.df("mises")
+            m = m[m["seance"].notna() & m["coup"].notna()]
+            held = (m["montant_cents"] - m["restitue_cents"]).astype("Int64")
+            bad = m["montant_cents"].isna() | m["restitue_cents"].isna() | m["cote"].isna()
+            agg = pd.DataFrame({
+                "seance": m["seance"], "coup": m["coup"],
+                "held_a": held.where(eq(m["cote"], "a"), 0).fillna(0),
+                "held_b": held.where(eq(m["cote"], "b"), 0).fillna(0),
+                "n_mises": 1, "unverifiable": bad.astype(bool),
+            }).groupby(keys, sort=False).agg(
+                held_a=("held_a", "sum"), held_b=("held_b", "sum"),
+                n_mises=("n_mises", "sum"), unverifiable=("unverifiable", "any"))
+            out = out.merge(agg, how="left", left_on=keys, right_index=True)
+            out.index = coups.index
+        else:
+            out["held_a"] = pd.NA
+            out["held_b"] = pd.NA
+            out["n_mises"] = 0
+            out["unverifiable"] = False
+        out["held_a"] = out["held_a"].astype("Int64")
+        out["held_b"] = out["held_b"].astype("Int64")
+        out["n_mises"] = out["n_mises"].fillna(0).astype("int64")
+        out["unverifiable"] = out["unverifiable"].astype("boolean").fillna(False).astype(bool)
+        out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
+        chouette = eq(out["type"], "chouette")
+        out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])
+        out["mass_b"] = out["held_b"]
+        return out

@@ -1,0 +1,211 @@
+"""Article 64: the carnet spécial — cover, stamps, numbering, totals, masses."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pandas as pd
+
+from auditor.carnet import Carnet
+from auditor.catalogue import Profile
+from auditor.checks._util import emit, records, sequence_breaks
+from auditor.frames import eq
+from auditor.model import Cents, Violation
+from auditor.registry import check
+
+
+def _iso(ts) -> str | None:
+    return None if ts is None else pd.Timestamp(ts).date().isoformat()
+
+
+def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator[Violation]:
+    for r in records(sequence_breaks(df, keys, col)):
+        kind = r["kind"]
+        missing = kind in ("gap", "start")
+        number = r["first"] if missing else r["found"]
+        where = {"seance": r["seance"], "coup": r["coup"] if col == "rang" else number,
+                 "rang": number if col == "rang" else None}
+        yield Violation(table=table, row=r["_row"], column=col, **where, kind=kind,
+                        expected=str(r["first"]) if missing else None, found=str(r["found"]),
+                        params={"first": r["first"], "last": r["last"], "number": r["found"],
+                                "count": (r["last"] - r["first"] + 1) if missing else 1})
+
+
+@check("EC64-01", needs=("coups",))
+def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Coup numbers of a séance run 1, 2, 3 … in row order.
+
+    Why: art. 64 1° — an uninterrupted series per séance; a gap hides coups, stakes and levy.
+    Non-compliant: séance 2 jumps from coup 13 to coup 15.
+    Compliant: séance 2 numbers its coups 1 … 40 without gap or repeat.
+    """
+    return _breaks(carnet.df("coups"), ["seance"], "coup", "coups")
+
+
+@check("EC64-02", needs=("mises",))
+def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The `rang` of a coup's stakes runs 1 … k in row order.
+
+    Why: art. 64 — stakes are written as they are received; the order decides who gets the excess back.
+    Non-compliant: ranks 1, 2, 4 in one coup.
+    Compliant: ranks 1, 2, 3.
+    """
+    return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
+
+
+def _simple_verifiable(carnet: Carnet) -> pd.DataFrame:
+    a = carnet.coup_amounts
+    ok = eq(a["type"], "simple") & (a["n_mises"] > 0) & ~a["unverifiable"]
+    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b"]])
+
+
+@check("EC64-03", needs=("coups", "mises"), passes_over=("chouette",))
+def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Each recorded side total equals the sum held by that side's stakes.
+
+    Why: art. 64 2° — the totals are the base of the levy; a wrong total is a wrong levy.
+    Non-compliant: total_a 50,00 € when side a's stakes hold 45,00 €.
+    Compliant: total_a 45,00 € for stakes holding 45,00 €.
+    """
+    c = _simple_verifiable(carnet)
+    for side in ("a", "b"):
+        total, held = f"total_{side}_cents", f"held_{side}"
+        hit = c[(c[total] != c[held]).fillna(False).astype(bool)]
+        yield from emit(hit, lambda r, s=side, t=total, h=held: Violation(
+            table="coups", row=r["_row"], column=t, seance=r["seance"], coup=r["coup"], kind="simple",
+            expected=Cents(r[h]), found=Cents(r[t]),
+            params={"side": s, "total_cents": r[t], "held_cents": r[h]}))
+
+
+@check("EC64-04", needs=("coups", "mises"), passes_over=("chouette",))
+def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The two masses are equal once the excess is returned.
+
+    Why: art. 64 — the employee equalises the masses by returning the excess.
+    Non-compliant: side a holds 120,00 €, side b 100,00 €.
+    Compliant: both sides hold 100,00 €.
+    """
+    c = _simple_verifiable(carnet)
+    hit = c[c["held_a"] != c["held_b"]]
+    yield from emit(hit, lambda r: Violation(
+        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
+        expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
+        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
+                "excess_cents": abs(r["held_a"] - r["held_b"])}))
+
+
+@check("EC64-05", needs=("mises",))
+def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The excess goes back to the last inscribed bettors of the heavier side only.
+
+    Why: art. 64 — the excess is returned to the last bettors of the heavier side.
+    Non-compliant: rang 2 returned 5 € while rang 3, same side, keeps all of its stake.
+    Compliant: only the last stakes of the heavier side are returned, the last ones fully first.
+    """
+    m = carnet.df("mises")
+    bad_coups = carnet.coup_amounts.loc[carnet.coup_amounts["unverifiable"], ["seance", "coup"]]
+    m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1)]
+    if len(bad_coups):
+        skip = m.merge(bad_coups.drop_duplicates(), on=["seance", "coup"], how="left", indicator=True)
+        m = m[(skip["_merge"] == "left_only").to_numpy()]
+    m = m.sort_values(["seance", "coup", "rang"], kind="stable")
+    returned = m["restitue_cents"] > 0
+    side_keys = [m["seance"], m["coup"], m["cote"]]
+    before = returned.astype(int).groupby(side_keys, sort=False).cummax().groupby(side_keys, sort=False).shift()
+    late = m[(before.fillna(0).astype(bool) & (m["restitue_cents"] < m["montant_cents"])).to_numpy()]
+    late = late.drop_duplicates(["seance", "coup", "cote"], keep="first")
+    yield from emit(late, lambda r: Violation(
+        table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
+        rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
+        params={"side": r["cote"]}))
+    ret = m[returned]
+    sides = ret.groupby(["seance", "coup"], sort=False)["cote"].nunique()
+    both = ret.set_index(["seance", "coup"]).loc[sides[sides > 1].index].reset_index()
+    both = both.drop_duplicates(["seance", "coup"], keep="first")
+    yield from emit(both, lambda r: Violation(
+        table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
+        rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
+
+
+@check("EC64-06", needs=("carnet",))
+def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The cover gives the table number and the start date; no séance precedes it.
+
+    Why: art. 64 — the cover shows the table and the day the carnet was started.
+    Non-compliant: no table number; or a first séance dated before `date_debut`.
+    Compliant: table 3, started 2026-01-04, first séance 2026-01-04.
+    """
+    cover = carnet.df("carnet")
+    if len(cover) != 1:
+        return
+    row = next(records(cover))
+    for field, kind in (("table", "no_table"), ("date_debut", "no_date")):
+        if row[field] is None:
+            yield Violation(table="carnet", row=row["_row"], column=field, kind=kind)
+    if row["date_debut"] is None or "seances" not in carnet.tables:
+        return
+    s = carnet.df("seances")
+    s = s[s["date"].notna()]
+    early = s[s["date"] < row["date_debut"]].sort_values(["date", "_row"]).head(1)
+    yield from emit(early, lambda r: Violation(
+        table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
+        expected=_iso(row["date_debut"]), found=_iso(r["date"]),
+        params={"date": _iso(r["date"]), "date_debut": _iso(row["date_debut"])}))
+
+
+@check("EC64-07", needs=("seances.timbre",))
+def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Each séance bears the date stamp, showing the séance's date.
+
+    Why: art. 64 — the date stamp is applied before each séance's operations.
+    Non-compliant: `timbre` empty, or 2026-03-02 for a séance of 2026-03-01.
+    Compliant: `timbre` equal to `date`.
+    """
+    s = carnet.df("seances")
+    missing = s[s["timbre"].isna()]
+    yield from emit(missing, lambda r: Violation(
+        table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
+        expected=_iso(r["date"]), found=""))
+    wrong = s[(s["timbre"].notna() & s["date"].notna() & (s["timbre"] != s["date"]))]
+    yield from emit(wrong, lambda r: Violation(
+        table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
+        expected=_iso(r["date"]), found=_iso(r["timbre"]),
+        params={"date": _iso(r["date"]), "timbre": _iso(r["timbre"])}))
+
+
+@check("EC64-08", needs=("seances",))
+def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Séance numbers are unique and a higher number never has an earlier date.
+
+    Why: art. 64 — the carnet follows the séances in order; a back-dated séance is suspect.
+    Non-compliant: séance 5 dated 2026-03-01 after séance 4 dated 2026-03-02.
+    Compliant: séances 4 and 5 both dated 2026-03-02.
+    """
+    s = carnet.df("seances")
+    s = s[s["seance"].notna()]
+    dup = s[s.duplicated("seance", keep="first")]
+    yield from emit(dup, lambda r: Violation(
+        table="seances", row=r["_row"], column="seance", seance=r["seance"], kind="duplicate",
+        found=str(r["seance"])))
+    u = s[~s.duplicated("seance", keep="first") & s["date"].notna()].sort_values("seance", kind="stable")
+    latest = u["date"].cummax().shift()
+    u = u.assign(latest=latest)
+    back = u[(u["date"] < u["latest"]).fillna(False).astype(bool)]
+    yield from emit(back, lambda r: Violation(
+        table="seances", row=r["_row"], column="date", seance=r["seance"], kind="order",
+        expected=f"≥ {_iso(r['latest'])}", found=_iso(r["date"]),
+        params={"date": _iso(r["date"]), "latest": _iso(r["latest"])}))
+
+
+@check("EC64-09", needs=("coups", "mises"))
+def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Every coup has at least one stake.
+
+    Why: a coup without any stake has nothing to levy; it may hide stakes kept off the carnet.
+    Non-compliant: coup 7 recorded with totals but no row in `mises`.
+    Compliant: each coup has its stakes in `mises`.
+    """
+    a = carnet.coup_amounts
+    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna()]
+    yield from emit(hit, lambda r: Violation(
+        table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

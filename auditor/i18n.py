@@ -1,0 +1,22 @@
+"""Every label the reports and the CLI show, from one catalogue per language
+(`templates/i18n/<lang>.toml`). Rule titles and messages come from `rules/`."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+LANGS = ("fr", "en")
+
+
+@lru_cache(maxsize=None)
+def labels(lang: str) -> dict[str, str]:
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}")
+    text = resources.files("auditor").joinpath("templates", "i18n", f"{lang}.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def label(key: str, lang: str) -> str:
+    return labels(lang)[key]

@@ -1,0 +1,124 @@
+"""Plain value types shared by every layer (no pandas here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from typing import Any
+
+
+class Severity(IntEnum):
+    """Ordered: thresholds and exit status compare severities."""
+
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r}") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Cents(int):
+    """An amount in cents given as a finding's expected/found value: the
+    engine formats it in the report language."""
+
+    __slots__ = ()
+
+
+class Status(Enum):
+    CHECKED = "checked"
+    NOT_CHECKED = "not_checked"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """What a check yields: where and what, never severity or article.
+
+    `kind` picks the catalogue message variant; `params` fill it (keys ending
+    in `_cents` are formatted as money in the report language).
+    """
+
+    table: str | None = None
+    row: int | None = None          # source row number, header = 1
+    column: str | None = None
+    seance: int | None = None
+    coup: int | None = None
+    rang: int | None = None
+    expected: str | Cents | None = None
+    found: str | Cents | None = None
+    impact_cents: int = 0
+    kind: str = "default"
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    article: str
+    message: str
+    table: str | None
+    row: int | None
+    column: str | None
+    cell: str | None
+    seance: int | None
+    coup: int | None
+    rang: int | None
+    expected: str | None
+    found: str | None
+    impact_cents: int = 0
+
+    def sort_key(self) -> tuple:
+        # The spec fixes the order: séance, coup, rang, code; None first, then
+        # table/row so that ties stay stable.
+        def k(v):
+            return (0, 0) if v is None else (1, v)
+
+        return (k(self.seance), k(self.coup), k(self.rang), self.code,
+                self.table or "", k(self.row), self.column or "", self.message)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity.label,
+            "article": self.article,
+            "message": self.message,
+            "seance": self.seance,
+            "coup": self.coup,
+            "rang": self.rang,
+            "table": self.table,
+            "row": self.row,
+            "column": self.column,
+            "cell": self.cell,
+            "expected": self.expected,
+            "found": self.found,
+            "impact_cents": int(self.impact_cents),
+        }
+
+
+def sort_findings(findings) -> list[Finding]:
+    return sorted(findings, key=Finding.sort_key)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStatus:
+    code: str
+    status: Status
+    findings: int = 0
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "status": self.status.value}
+        if self.status is Status.CHECKED:
+            out["findings"] = self.findings
+        else:
+            out["reason"] = self.reason
+        return out

@@ -1,0 +1,134 @@
+"""The only money code: parse text to integer cents, levy rounding, display.
+
+No float ever enters this module's arithmetic: amounts are parsed from text
+(the readers turn Excel numbers into text at Excel's 15-digit precision first)
+and the levy is computed with integer division.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pandas as pd
+
+# Thousands separators allowed by the format: space, no-break space, and the
+# narrow no-break space (202F) that French locales print.
+_SEP = " \u00a0\u202f"
+_AMOUNT = re.compile(
+    rf"^(?P<sign>[+-]?)(?P<int>\d{{1,3}}(?:[{_SEP}]\d{{3}})+|\d+)(?:[.,](?P<frac>\d{{1,2}}))?$"
+)
+_EURO = re.compile(rf"[{_SEP}]*€$")
+_MAX_INT_DIGITS = 12  # a billion euros is already absurd for one stake
+
+
+class AmountError(ValueError):
+    """The text is not an amount the carnet format allows."""
+
+
+def parse_cents(text: str) -> int:
+    """Parse one amount written as the carnet format allows into cents.
+
+    >>> parse_cents("1 234,50 €")
+    123450
+    """
+    s = _EURO.sub("", str(text).strip()).strip()
+    m = _AMOUNT.match(s)
+    if not m:
+        raise AmountError(f"not an amount with at most 2 decimals: {text!r}")
+    digits = re.sub(f"[{_SEP}]", "", m["int"])
+    if len(digits.lstrip("0")) > _MAX_INT_DIGITS:
+        raise AmountError(f"amount out of range: {text!r}")
+    cents = int(digits) * 100 + int((m["frac"] or "0").ljust(2, "0"))
+    return -cents if m["sign"] == "-" else cents
+
+
+def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Vectorised parse_cents over a text column.
+
+    Returns (cents as Int64 with <NA> where empty or bad, bad mask). Empty
+    cells are <NA> but not bad: whether they may be empty is the schema's call.
+    """
+    s = text.astype("string").str.strip().str.replace(_EURO, "", regex=True).str.strip()
+    empty = s.isna() | (s == "")
+    parts = s.str.extract(_AMOUNT)
+    digits = parts["int"].str.replace(f"[{_SEP}]", "", regex=True)
+    too_long = digits.str.lstrip("0").str.len() > _MAX_INT_DIGITS
+    ok = parts["int"].notna() & ~too_long.fillna(False)
+    whole = digits.where(ok).astype("Int64")
+    frac = parts["frac"].fillna("0").str.ljust(2, "0").where(ok).astype("Int64")
+    cents = whole * 100 + frac
+    cents = cents.where(parts["sign"] != "-", -cents)
+    bad = (~empty & ~ok).astype(bool)
+    return cents.where(ok).astype("Int64"), bad
+
+
+class Levy:
+    """L(x) = 5 % of x rounded to the nearest 0.10 €, ties per the profile.
+
+    With rate p/q and step s cents, the levy in steps is x·p / (q·s); the tie is
+    a remainder of exactly half the divisor.
+    """
+
+    def __init__(self, rate: str, step_cents: int, tie_rounding: str):
+        if tie_rounding not in ("up", "down", "either"):
+            raise ValueError(f"tie_rounding must be up, down or either, not {tie_rounding!r}")
+        fr = Fraction(rate)
+        self.num, self.den = fr.numerator, fr.denominator
+        self.step = int(step_cents)
+        self.tie = tie_rounding
+
+    def bounds(self, x: int) -> tuple[int, int]:
+        """Lowest and highest accepted levy in cents (equal unless a tie and `either`)."""
+        n, d = x * self.num, self.den * self.step
+        q, r = divmod(n, d)
+        if 2 * r < d:
+            lo = hi = q
+        elif 2 * r > d:
+            lo = hi = q + 1
+        else:
+            lo, hi = {"up": (q + 1, q + 1), "down": (q, q), "either": (q, q + 1)}[self.tie]
+        return lo * self.step, hi * self.step
+
+    def __call__(self, x: int) -> int:
+        """The expected levy (for `either`, the upper neighbour, as shown to inspectors)."""
+        return self.bounds(x)[1]
+
+    def bounds_series(self, x: pd.Series) -> tuple[pd.Series, pd.Series]:
+        x = x.astype("Int64")
+        n, d = x * self.num, self.den * self.step
+        q, r = n // d, n % d
+        below, above, tie = 2 * r < d, 2 * r > d, 2 * r == d
+        lo = q.where(below | tie, q + 1)
+        hi = q.where(below, q + 1)
+        if self.tie == "up":
+            lo = lo.where(~tie, q + 1)
+        elif self.tie == "down":
+            hi = hi.where(~tie, q)
+        return (lo * self.step).astype("Int64"), (hi * self.step).astype("Int64")
+
+
+def accepted(recorded: pd.Series, lo: pd.Series, hi: pd.Series, step: int) -> pd.Series:
+    """Recorded levy within [lo, hi] on the step grid (several components may each tie)."""
+    return (recorded >= lo) & (recorded <= hi) & ((recorded - lo) % step == 0)
+
+
+def format_cents(cents: int | None, lang: str = "fr") -> str:
+    """How money looks to a person: `1 234,50 €` in French, `€1,234.50` in English."""
+    if cents is None or cents is pd.NA:
+        return ""
+    cents = int(cents)
+    sign = "-" if cents < 0 else ""
+    euros, c = divmod(abs(cents), 100)
+    if lang == "en":
+        return f"{sign}€{euros:,}.{c:02d}"
+    grouped = f"{euros:,}".replace(",", "\u202f")
+    return f"{sign}{grouped},{c:02d}\u00a0€"
+
+
+def format_plain(cents: int) -> str:
+    """Language-neutral amount for machine fields (`12.50`)."""
+    cents = int(cents)
+    sign = "-" if cents < 0 else ""
+    euros, c = divmod(abs(cents), 100)
+    return f"{sign}{euros}.{c:02d}"

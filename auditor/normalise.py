@@ -1,0 +1,150 @@
+"""Raw text tables → typed tables. Every failure is an EC00 problem, never an
+exception: a cell that cannot be parsed becomes <NA> and an EC00-02; a missing
+required table or column an EC00-01.
+
+Parsing (text → type) is done here, column by column, vectorised; what a
+valid table is (nullability, enumerations, ranges) is the pandera schema's
+call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+import ecarte_schemas
+from auditor.carnet import Carnet, Source, Table
+from auditor.model import Violation
+from auditor.money import parse_cents_series
+from auditor.read import RawCarnet, RawTable
+
+_INT = r"[+-]?\d{1,15}"
+_ISO = r"\d{4}-\d{2}-\d{2}"
+_FR = r"\d{1,2}/\d{1,2}/\d{4}"
+
+
+def parse_int(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    s = s.astype("string").str.strip()
+    empty = s.isna() | (s == "")
+    ok = s.str.fullmatch(_INT).fillna(False).astype(bool)
+    return s.where(ok).astype("Int64"), (~empty & ~ok).astype(bool)
+
+
+def parse_date(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    s = s.astype("string").str.strip()
+    empty = s.isna() | (s == "")
+    iso = s.str.fullmatch(_ISO).fillna(False).astype(bool)
+    fr = s.str.fullmatch(_FR).fillna(False).astype(bool)
+    out = pd.Series(pd.NaT, index=s.index, dtype="datetime64[us]")
+    if iso.any():
+        out[iso] = pd.to_datetime(s[iso], format="%Y-%m-%d", errors="coerce").astype("datetime64[us]")
+    if fr.any():
+        out[fr] = pd.to_datetime(s[fr], format="%d/%m/%Y", errors="coerce").astype("datetime64[us]")
+    return out, (~empty & out.isna()).astype(bool)
+
+
+def parse_text(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    s = s.astype("string").str.strip()
+    return s.where(s != "").astype("string"), pd.Series(False, index=s.index)
+
+
+def parse_enum(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    # Enumerations are case- and accent-insensitive (`Après` = `apres`).
+    s = s.astype("string").str.strip().str.lower()
+    s = s.str.normalize("NFKD").str.encode("ascii", "ignore").str.decode("ascii").astype("string")
+    return s.where(s != "").astype("string"), pd.Series(False, index=s.index)
+
+
+PARSERS = {"int": parse_int, "amount": parse_cents_series, "date": parse_date,
+           "text": parse_text, "enum": parse_enum}
+EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "text": "string", "enum": "string"}
+
+
+def normalise(raw: RawCarnet) -> Carnet:
+    carnet = Carnet(Source(raw.path, raw.sha256, raw.format), unreadable=raw.unreadable)
+    for p in raw.problems:
+        carnet.problems.append((p.code, Violation(table=p.table, row=p.row, column=p.column,
+                                                  kind=p.kind, params=dict(p.params))))
+    if raw.unreadable:
+        return carnet
+    for name, model in ecarte_schemas.MODELS.items():
+        rt = raw.tables.get(name)
+        if rt is None:
+            if name in ecarte_schemas.REQUIRED_TABLES and not _table_problem(raw, name):
+                carnet.problems.append(("EC00-01", Violation(table=name, kind="missing_table",
+                                                             params={"table": name})))
+            continue
+        carnet.tables[name] = _normalise_table(rt, model, carnet.problems)
+    cover = carnet.tables.get("carnet")
+    if cover is not None and len(cover.df) != 1:
+        carnet.problems.append(("EC00-01", Violation(table="carnet", row=None if cover.df.empty else 3,
+                                                     kind="cover_rows", params={"count": len(cover.df)})))
+    return carnet
+
+
+def _table_problem(raw: RawCarnet, name: str) -> bool:
+    return any(p.table == name for p in raw.problems)
+
+
+def _normalise_table(rt: RawTable, model, problems: list) -> Table:
+    schema = model.to_schema()
+    df = rt.df
+    typed: dict[str, pd.Series] = {}
+    present: set[str] = set()
+    sources: dict[str, str] = {}
+    bad_cells: set[tuple[str, int]] = set()
+    filled_from: dict[str, tuple[str, pd.Series]] = {}
+    for field, column in schema.columns.items():
+        meta = column.metadata or {}
+        source = meta.get("source") or field
+        kind, default = meta["kind"], meta.get("default")
+        sources[field] = source
+        if source in df.columns:
+            present.add(field)
+            text = df[source]
+            empty = text.astype("string").str.strip().eq("").fillna(True).astype(bool)
+            if default is not None:
+                text = text.where(~empty, default)
+            values, bad = PARSERS[kind](text)
+            for pos in bad.to_numpy().nonzero()[0]:
+                raw = str(df[source].iat[pos])
+                bad_cells.add((field, int(pos)))
+                problems.append(("EC00-02", Violation(
+                    table=rt.name, row=int(df["_row"].iat[pos]), column=source, kind="unparseable",
+                    found=raw, params={"table": rt.name, "column": source, "raw": raw, "what": kind})))
+        else:
+            if meta.get("required"):
+                problems.append(("EC00-01", Violation(table=rt.name, row=1, column=source, kind="missing_column",
+                                                      params={"table": rt.name, "column": source})))
+            empty = pd.Series(True, index=df.index)
+            values, _ = PARSERS[kind](pd.Series([default or ""] * len(df), index=df.index, dtype="object"))
+        if meta.get("default_from"):
+            filled_from[field] = (meta["default_from"], empty)
+        typed[field] = values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
+    out = pd.DataFrame(typed, index=pd.RangeIndex(len(df)))
+    for field, (other, empty) in filled_from.items():
+        out[field] = out[field].where(~empty.to_numpy(), out[other])
+    out["_row"] = df["_row"].to_numpy()
+    _validate(rt.name, model, out, present, sources, bad_cells, df, problems)
+    return Table(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read)
+
+
+def _validate(name, model, out, present, sources, bad_cells, raw_df, problems) -> None:
+    try:
+        model.validate(out, lazy=True)
+        return
+    except pa.errors.SchemaErrors as exc:
+        cases = exc.failure_cases
+    cases = cases[cases["index"].notna() & cases["column"].notna()]
+    for column, check, idx in zip(cases["column"], cases["check"], cases["index"]):
+        pos = int(idx)
+        if column not in present or (column, pos) in bad_cells:
+            continue  # already an EC00-01 (missing column) or EC00-02 (unparseable)
+        kind = "missing" if check == "not_nullable" else ("enum" if str(check).startswith("isin") else "range")
+        source = sources[column]
+        raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
+        bad_cells.add((column, pos))
+        problems.append(("EC00-02", Violation(
+            table=name, row=int(out["_row"].iat[pos]), column=source, kind=kind, found=raw,
+            params={"table": name, "column": source, "raw": raw, "check": str(check)})))
+        out.at[pos, column] = pd.NA

@@ -1,0 +1,101 @@
+"""One carnet through read → normalise → check → report, and batches of them."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.carnet import Carnet, Source
+from auditor.catalogue import Profile
+from auditor.engine import AuditResult, audit
+from auditor.model import Severity, Violation
+from auditor.normalise import normalise
+from auditor.read import discover, read_carnet
+from auditor.report import html_report, json_report
+from auditor.report.view import report_view, verdict
+
+FORMATS = ("html", "json")
+
+
+@dataclass
+class CarnetJob:
+    path: Path          # where the carnet is
+    shown: str          # the path as shown in outputs (relative to what the user gave)
+    id: str             # output sub-folder
+
+
+def carnet_id(relative: str) -> str:
+    """outputs.md: `/` → `__`, anything outside [A-Za-z0-9._-] → `_`; never `.` or `..`."""
+    cid = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("\\", "/").replace("/", "__"))
+    if cid.strip(".") == "":
+        cid = cid.replace(".", "_") or "_"
+    return cid
+
+
+def plan(paths: list[Path]) -> list[CarnetJob]:
+    """The carnets to audit, with unique output ids, in a stable order."""
+    jobs: list[CarnetJob] = []
+    seen: dict[str, int] = {}
+    for given in paths:
+        found = discover(given)
+        for p in found:
+            if p == given:
+                shown, rel = str(given), given.name or given.resolve().name
+            else:
+                rel = p.relative_to(given).as_posix()
+                shown = (given / rel).as_posix()
+            cid = carnet_id(rel)
+            n = seen.get(cid, 0)
+            seen[cid] = n + 1
+            if n:
+                cid = f"{cid}-{n + 1}"
+            jobs.append(CarnetJob(p, shown, cid))
+    return jobs
+
+
+def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:
+    try:
+        carnet = normalise(read_carnet(path))
+        return audit(carnet, profile, lang)
+    except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
+        if debug:
+            raise
+        carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
+        carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
+            "reason": f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300]})))
+        return audit(carnet, profile, lang)
+
+
+def write_outputs(result: AuditResult, job: CarnetJob, out: Path, formats: tuple[str, ...],
+                  profile: Profile) -> dict:
+    folder = out / job.id
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = json_report.findings_document(result, profile, job.shown)
+    if "json" in formats:
+        (folder / "findings.json").write_text(json_report.dumps(doc), encoding="utf-8")
+    if "html" in formats:
+        view = report_view(result, job.shown, doc["generated_at"])
+        (folder / "report.html").write_text(html_report.render("report.html.j2", view), encoding="utf-8")
+    return {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
+            "carnet": doc["carnet"], "summary": doc["summary"],
+            "report": f"{job.id}/report.html" if "html" in formats else None}
+
+
+def worst_of(results: list[AuditResult]) -> Severity | None:
+    return max((r.worst() for r in results if r.worst() is not None), default=None)
+
+
+def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str) -> None:
+    totals = {k: sum(e["summary"][k] for e in entries)
+              for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
+    doc = {"schema_version": 1, "generated_at": generated_at, "carnets": entries, "totals": totals,
+           "cross_carnet_findings": []}
+    if "json" in formats:
+        (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    if "html" in formats:
+        from auditor.report.view import index_view
+
+        (out / "index.html").write_text(html_report.render("index.html.j2", index_view(doc, lang)),
+                                        encoding="utf-8")

@@ -1,0 +1,69 @@
+"""Reading carnets: containers → raw text tables, every row accounted for.
+
+`discover` finds carnets under the paths given on the command line;
+`read_carnet` turns one into a RawCarnet whatever state the file is in:
+an unreadable container is an EC00-01 finding, never an exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name
+from auditor.read.csv_folder import read_csv_folder
+from auditor.read.xlsx import read_workbook
+
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
+
+__all__ = ["RawCarnet", "RawTable", "ReadProblem", "canonical_name", "discover",
+           "is_carnet", "read_carnet", "WORKBOOK_SUFFIXES"]
+
+
+def _has_coups_csv(folder: Path) -> bool:
+    try:
+        return any(p.is_file() and p.name.lower() == "coups.csv" for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def is_carnet(path: Path) -> bool:
+    if path.is_file():
+        return path.suffix.lower() in WORKBOOK_SUFFIXES
+    return path.is_dir() and _has_coups_csv(path)
+
+
+def discover(root: Path) -> list[Path]:
+    """Every carnet at or below `root`, in a stable (sorted) order.
+
+    A folder holding `coups.csv` is one carnet; its sub-folders are not searched.
+    Office lock files (`~$x.xlsx`) are skipped.
+    """
+    if is_carnet(root):
+        return [root]
+    found: list[Path] = []
+    if not root.is_dir():
+        return found
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(folder.iterdir(), key=lambda p: p.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("~$") or entry.name.startswith("."):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                if _has_coups_csv(entry):
+                    found.append(entry)
+                else:
+                    stack.append(entry)
+            elif entry.is_file() and entry.suffix.lower() in WORKBOOK_SUFFIXES:
+                found.append(entry)
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def read_carnet(path: Path) -> RawCarnet:
+    if path.is_dir():
+        return read_csv_folder(path)
+    return read_workbook(path)

@@ -1,0 +1,104 @@
+"""What the readers hand to normalisation: text cells with their source place."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+
+def canonical_name(text: object) -> str:
+    """Sheet, file and column names match case- and accent-insensitively.
+
+    `Séances` → `seances`, `Total A` → `total_a`.
+    """
+    s = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    return "_".join(s.strip().lower().replace("-", " ").split())
+
+
+def column_letter(index: int) -> str:
+    """0 → A, 25 → Z, 26 → AA."""
+    letters = ""
+    index += 1
+    while index:
+        index, rem = divmod(index - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    """A problem met while reading, before any typing: becomes an EC00 finding."""
+
+    code: str                 # EC00-01 or EC00-02
+    kind: str                 # catalogue message variant
+    table: str | None = None
+    row: int | None = None
+    column: str | None = None
+    params: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass
+class RawTable:
+    """One table as text. `df` has one str column per canonical source column
+    ("" for an empty cell) and `_row`, the source row number (header = 1)."""
+
+    name: str
+    df: pd.DataFrame
+    letters: dict[str, str] | None = None   # column → Excel column letter (workbooks)
+    rows_read: int = 0
+    rows_dropped: int = 0                    # read but unusable as a row (shape)
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c in self.df.columns if c != "_row"]
+
+
+@dataclass
+class RawCarnet:
+    path: str
+    format: str                               # "xlsx" or "csv"
+    sha256: str
+    tables: dict[str, RawTable] = field(default_factory=dict)
+    problems: list[ReadProblem] = field(default_factory=list)
+    unreadable: bool = False
+
+
+def frame_from_rows(header: list, rows: list[list], first_row: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Build a text frame from a header and data rows.
+
+    Columns are canonicalised; the first of two columns with the same name
+    wins, nameless columns are dropped. Entirely empty rows are skipped (they
+    are not rows of the carnet). Returns the frame and the chosen source index
+    of every kept column.
+    """
+    keep: dict[str, int] = {}
+    for i, name in enumerate(header):
+        canon = canonical_name(name) if name is not None else ""
+        if canon and canon not in keep:
+            keep[canon] = i
+    data = {name: [] for name in keep}
+    row_numbers = []
+    for offset, row in enumerate(rows):
+        if not any(str(v).strip() for v in row if v is not None):
+            continue
+        for name, i in keep.items():
+            v = row[i] if i < len(row) else ""
+            data[name].append("" if v is None else v)
+        row_numbers.append(first_row + offset)
+    df = pd.DataFrame(data, dtype=object)
+    df["_row"] = pd.array(row_numbers, dtype="int64")
+    return df, keep
+
+
+def sha256_of(parts: list[tuple[str, bytes]]) -> str:
+    h = hashlib.sha256()
+    if len(parts) == 1 and parts[0][0] == "":
+        h.update(parts[0][1])
+        return h.hexdigest()
+    for name, data in parts:
+        h.update(name.encode("utf-8") + b"\0")
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()

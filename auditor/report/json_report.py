@@ -1,0 +1,46 @@
+"""findings.json, exactly as spec/outputs.md lays it out (stable key order, cents)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+
+from auditor import __version__
+from auditor.catalogue import Profile
+from auditor.engine import AuditResult
+
+
+def generated_at() -> str:
+    """The one timestamp of every output: SOURCE_DATE_EPOCH when set."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    try:
+        moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        moment = datetime.now(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def findings_document(result: AuditResult, profile: Profile, source_path: str) -> dict:
+    src = result.carnet.source
+    rules = []
+    for status in result.rules:
+        entry = status.as_json()
+        if status.code in result.notes:
+            entry["note"] = result.notes[status.code]
+        rules.append(entry)
+    return {
+        "schema_version": 1,
+        "tool": {"name": "ecarte-auditor", "version": __version__},
+        "generated_at": generated_at(),
+        "source": {"path": source_path, "sha256": src.sha256, "format": src.format},
+        "carnet": result.carnet.cover,
+        "profile": profile.as_json(),
+        "summary": result.summary,
+        "rules": rules,
+        "findings": [f.as_json() for f in result.findings],
+    }
+
+
+def dumps(document: dict) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
