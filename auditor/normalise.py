@@ -14,6 +14,7 @@ import pandera.pandas as pa
 
 import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
+from auditor.frames import py
 from auditor.model import Violation
 from auditor.money import parse_cents_series
 from auditor.read import RawCarnet, RawTable
@@ -92,7 +93,7 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
     sources: dict[str, str] = {}
-    bad_cells: set[tuple[str, int]] = set()
+    bad_cells: dict[tuple[str, int], str] = {}    # (field, position) → EC00-02 kind
     filled_from: dict[str, tuple[str, pd.Series]] = {}
     for field, column in schema.columns.items():
         meta = column.metadata or {}
@@ -107,11 +108,7 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
                 text = text.where(~empty, default)
             values, bad = PARSERS[kind](text)
             for pos in bad.to_numpy().nonzero()[0]:
-                raw = str(df[source].iat[pos])
-                bad_cells.add((field, int(pos)))
-                problems.append(("EC00-02", Violation(
-                    table=rt.name, row=int(df["_row"].iat[pos]), column=source, kind="unparseable",
-                    found=raw, params={"table": rt.name, "column": source, "raw": raw, "what": kind})))
+                bad_cells[(field, int(pos))] = "unparseable"
         else:
             if meta.get("required"):
                 problems.append(("EC00-01", Violation(table=rt.name, row=1, column=source, kind="missing_column",
@@ -125,11 +122,13 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
     for field, (other, empty) in filled_from.items():
         out[field] = out[field].where(~empty.to_numpy(), out[other])
     out["_row"] = df["_row"].to_numpy()
-    _validate(rt.name, model, out, present, sources, bad_cells, df, problems)
+    _validate(model, out, present, bad_cells)
+    problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells))
     return Table(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read)
 
 
-def _validate(name, model, out, present, sources, bad_cells, raw_df, problems) -> None:
+def _validate(model, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
+    """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them)."""
     try:
         model.validate(out, lazy=True)
         return
@@ -139,12 +138,19 @@ def _validate(name, model, out, present, sources, bad_cells, raw_df, problems) -
     for column, check, idx in zip(cases["column"], cases["check"], cases["index"]):
         pos = int(idx)
         if column not in present or (column, pos) in bad_cells:
-            continue  # already an EC00-01 (missing column) or EC00-02 (unparseable)
-        kind = "missing" if check == "not_nullable" else ("enum" if str(check).startswith("isin") else "range")
-        source = sources[column]
-        raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
-        bad_cells.add((column, pos))
-        problems.append(("EC00-02", Violation(
-            table=name, row=int(out["_row"].iat[pos]), column=source, kind=kind, found=raw,
-            params={"table": name, "column": source, "raw": raw, "check": str(check)})))
+            continue  # already an EC00-01 (missing column) or an unparseable cell
+        bad_cells[(column, pos)] = ("missing" if check == "not_nullable"
+                                    else "enum" if str(check).startswith("isin") else "range")
         out.at[pos, column] = pd.NA
+
+
+def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict):
+    """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
+    for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        source = sources[field]
+        raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
+        where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
+                 for k in ("seance", "coup", "rang")}
+        yield ("EC00-02", Violation(
+            table=name, row=int(out["_row"].iat[pos]), column=source, kind=kind, found=raw, **where,
+            params={"table": name, "column": source, "raw": raw}))
