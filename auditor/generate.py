@@ -162,7 +162,7 @@ def money_text(cents: int, decimal: str = ",", euro: bool = False) -> str:
 def cell_text(column: str, value, decimal: str = ",", date_style: str = "fr") -> str:
     if value is None:
         return ""
-    if column in MONEY:
+    if column in MONEY and not isinstance(value, str):
         return money_text(int(value), decimal)
     if isinstance(value, dt.date):
         return value.strftime("%d/%m/%Y") if date_style == "fr" else value.isoformat()
@@ -201,7 +201,7 @@ def write_xlsx(tables: dict[str, list[dict]], path: Path, *, sheet_names: dict[s
             out = []
             for c in cols:
                 v = row.get(c)
-                if c in MONEY and v is not None:
+                if c in MONEY and isinstance(v, int):
                     # An Excel numeric cell, as a clerk types it; the reader reads it back
                     # at 15 significant digits, so euros/100 round-trips exactly.
                     v = int(v) / 100

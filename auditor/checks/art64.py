@@ -25,6 +25,8 @@ def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator
         number = r["first"] if missing else r["found"]
         where = {"seance": r["seance"], "coup": r["coup"] if col == "rang" else number,
                  "rang": number if col == "rang" else None}
+        if kind == "gap" and r["first"] == r["last"]:
+            kind = "gap_one"
         yield Violation(table=table, row=r["_row"], column=col, **where, kind=kind,
                         expected=str(r["first"]) if missing else None, found=str(r["found"]),
                         params={"first": r["first"], "last": r["last"], "number": r["found"],

@@ -1,0 +1,164 @@
+"""The command line: exit statuses, files written, findings.json shape, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_carnets"
+GOOD_XLSX = SAMPLES / "compliant" / "forges-table3.xlsx"
+GOOD_CSV = SAMPLES / "compliant" / "forges-table5"
+BAD = SAMPLES / "breaches" / "prelevements"
+
+
+def run_cli(*args) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "auditor", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": "1767225600"})
+    return proc.returncode, proc.stderr
+
+
+def test_compliant_carnet_exits_0(tmp_path):
+    assert main(["audit", str(GOOD_XLSX), "--out", str(tmp_path), "--quiet"]) == 0
+    assert (tmp_path / "forges-table3.xlsx" / "findings.json").exists()
+    assert (tmp_path / "forges-table3.xlsx" / "report.html").exists()
+    assert not (tmp_path / "index.html").exists()  # one carnet is not a batch
+
+
+def test_breaches_exit_1_unless_fail_on_never(tmp_path):
+    assert main(["audit", str(BAD), "--out", str(tmp_path), "--quiet"]) == 1
+    assert main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--fail-on", "never"]) == 0
+
+
+def test_fail_on_warning(tmp_path):
+    warn_only = SAMPLES / "breaches" / "masses-et-totaux"
+    assert main(["audit", str(warn_only), "--out", str(tmp_path), "--quiet", "--fail-on", "warning"]) == 1
+
+
+def test_findings_json_shape(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--format", "json"])
+    doc = json.loads((tmp_path / "prelevements" / "findings.json").read_text(encoding="utf-8"))
+    assert list(doc) == ["schema_version", "tool", "generated_at", "source", "carnet", "profile", "summary",
+                         "rules", "findings"]
+    assert doc["generated_at"] == "2026-01-01T00:00:00Z"
+    assert doc["tool"] == {"name": "ecarte-auditor", "version": "0.1.0"}
+    assert doc["source"]["format"] == "csv" and len(doc["source"]["sha256"]) == 64
+    assert doc["profile"] == {"name": "arrete-2007", "levy_rate": "0.05", "tie_rounding": "up"}
+    assert list(doc["summary"]) == ["errors", "warnings", "info", "seances", "coups", "mises", "tickets",
+                                    "rows_read", "rows_rejected", "levy_expected_cents",
+                                    "levy_recorded_cents", "impact_cents"]
+    spec_codes = [r["code"] for r in doc["rules"]]
+    assert len(spec_codes) == len(set(spec_codes)) == 39
+    assert all(r["status"] in ("checked", "not_checked") for r in doc["rules"])
+    assert all("reason" in r for r in doc["rules"] if r["status"] == "not_checked")
+    f = doc["findings"][0]
+    assert list(f) == ["code", "severity", "article", "message", "seance", "coup", "rang", "table", "row",
+                       "column", "cell", "expected", "found", "impact_cents"]
+    assert not (tmp_path / "prelevements" / "report.html").exists()
+    keys = [((x["seance"] or 0), (x["coup"] or 0), (x["rang"] or 0), x["code"]) for x in doc["findings"]]
+    assert keys == sorted(keys)
+
+    def no_float(node):
+        if isinstance(node, float):
+            raise AssertionError(f"float in findings.json: {node}")
+        if isinstance(node, dict):
+            for v in node.values():
+                no_float(v)
+        if isinstance(node, list):
+            for v in node:
+                no_float(v)
+    no_float(doc)
+
+
+def test_outputs_are_byte_identical(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    for out in ("a", "b"):
+        assert main(["audit", str(SAMPLES), "--out", str(tmp_path / out), "--quiet", "--fail-on", "never"]) == 0
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b and files_a
+    for rel in files_a:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+
+
+def test_batch_writes_index_and_summary(tmp_path):
+    assert main(["audit", str(SAMPLES), "--out", str(tmp_path), "--quiet"]) == 1
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    ids = [c["id"] for c in summary["carnets"]]
+    assert ids == sorted(ids) and "compliant__forges-table3.xlsx" in ids and "breaches__prelevements" in ids
+    assert (tmp_path / "index.html").exists()
+    assert len(ids) == len(list(tmp_path.glob("*/findings.json")))
+
+
+def test_english_report(tmp_path):
+    main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--lang", "en"])
+    doc = json.loads((tmp_path / "prelevements" / "findings.json").read_text(encoding="utf-8"))
+    assert doc["findings"][0]["message"].startswith("Levy of")
+    assert 'lang="en"' in (tmp_path / "prelevements" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("maker", ["random_bytes", "headers_only", "missing_column"])
+def test_not_a_carnet_exits_1_with_ec00_and_one_line(tmp_path, maker):
+    if maker == "random_bytes":
+        target = tmp_path / "in" / "carnet.xlsx"
+        target.parent.mkdir()
+        target.write_bytes(os.urandom(4096))
+    else:
+        target = tmp_path / "in" / "carnet"
+        target.mkdir(parents=True)
+        heads = {"carnet": "casino;table;date_debut", "seances": "seance;date", "coups":
+                 "seance;coup;type;joueur_a;joueur_b;total_a;total_b;gagnant;prelevement",
+                 "mises": "seance;coup;rang;fiche;cote;montant", "tickets": "seance;coup;valeur;premier"}
+        if maker == "missing_column":
+            heads["mises"] = "seance;coup;rang;fiche;cote"
+            heads["carnet"] += "\nCasino;1;01/03/2026"
+        for name, text in heads.items():
+            (target / f"{name}.csv").write_text(text + "\n", encoding="utf-8")
+    code, err = run_cli("audit", target, "--out", tmp_path / "out", "--format", "json")
+    assert code == 1
+    assert "Traceback" not in err
+    doc = json.loads(next((tmp_path / "out").rglob("findings.json")).read_text(encoding="utf-8"))
+    assert any(f["code"] == "EC00-01" for f in doc["findings"])
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["audit", "/nonexistent/carnet.xlsx"],
+    ["audit", "{empty}"],
+    ["audit", "{good}", "--format", "pdf"],
+    ["audit", "{good}", "--bogus"],
+    ["audit", "{good}", "--out", "/proc/forbidden"],
+    ["rules", "--explain", "EC99-99"],
+])
+def test_usage_errors_exit_2(tmp_path, args):
+    (tmp_path / "empty").mkdir()
+    args = [a.format(empty=tmp_path / "empty", good=GOOD_CSV) for a in args]
+    code, err = run_cli(*args)
+    assert code == 2, err
+    assert "Traceback" not in err and err.strip()
+
+
+def test_rules_lists_and_explains(capsys):
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 39 and "EC64-01" in out
+    assert main(["rules", "--explain", "ec66-01"]) == 0
+    out = capsys.readouterr().out
+    assert "Art. 66" in out and "Why:" in out
+    assert main(["rules", "--explain", "EC64-01", "--lang", "en"]) == 0
+    assert "Coup numbering interrupted" in capsys.readouterr().out
+
+
+def test_html_report_is_self_contained(tmp_path):
+    main(["audit", str(BAD), "--out", str(tmp_path), "--quiet"])
+    html = (tmp_path / "prelevements" / "report.html").read_text(encoding="utf-8")
+    assert "http://" not in html and "https://" not in html and "<script src" not in html
+    assert "EC66-01" in html and "Carnet non conforme" in html

@@ -1,0 +1,174 @@
+"""Reading both containers in the dialects the format allows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from openpyxl import Workbook
+
+from auditor.catalogue import load_profile
+from auditor.engine import audit
+from auditor.normalise import normalise
+from auditor.read import discover, read_carnet
+from auditor.read.csv_folder import DecodeError, decode, sniff_delimiter
+
+COVER = "casino;table;date_debut\nCasino de Forges;3;02/03/2026\n"
+SEANCES = "seance;date;timbre\n1;02/03/2026;02/03/2026\n"
+COUPS = ("seance;coup;type;joueur_a;joueur_b;total_a;total_b;gagnant;prelevement\n"
+         "1;1;simple;1;2;1 234,50 €;1 234,50 €;a;61,70\n")
+MISES = "seance;coup;rang;fiche;cote;montant\n1;1;1;10;a;1 234,50 €\n1;1;2;11;b;1234.5\n"
+TICKETS = "seance;coup;valeur;premier;dernier\n1;1;10;201;206\n1;1;1;1201;1201\n1;1;0,10;4801;4807\n"
+
+
+def write_csv(folder: Path, tables: dict[str, str], encoding="utf-8", delimiter=";") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in tables.items():
+        if delimiter != ";":
+            text = text.replace(";", delimiter)
+        data = text.encode("utf-8-sig" if encoding == "bom" else encoding)
+        (folder / f"{name}.csv").write_bytes(data)
+    return folder
+
+
+def full(**over) -> dict[str, str]:
+    tables = {"carnet": COVER, "seances": SEANCES, "coups": COUPS, "mises": MISES, "tickets": TICKETS}
+    tables.update(over)
+    return tables
+
+
+def run(path: Path):
+    carnet = normalise(read_carnet(path))
+    return carnet, audit(carnet, load_profile())
+
+
+def codes(result):
+    return sorted(f.code for f in result.findings)
+
+
+def test_semicolon_decimal_comma_utf8(tmp_path):
+    carnet, result = run(write_csv(tmp_path / "c", full()))
+    assert codes(result) == []
+    assert carnet.df("mises")["montant_cents"].tolist() == [123450, 123450]
+    assert result.summary["levy_expected_cents"] == 6170
+
+
+@pytest.mark.parametrize("encoding", ["bom", "utf-8", "cp1252"])
+def test_encodings_are_detected(tmp_path, encoding):
+    cover = "casino;table;date_debut\nCasino Barrière de Deauville;1;02/03/2026\n"
+    carnet, result = run(write_csv(tmp_path / "c", full(carnet=cover), encoding=encoding))
+    assert carnet.cover["casino"] == "Casino Barrière de Deauville"
+    assert codes(result) == []
+
+
+def test_undecodable_bytes_are_refused_not_guessed():
+    with pytest.raises(DecodeError):
+        decode(b"seance\n\x81\x8d\x8f\n")
+    assert decode(b"caf\xe9")[1] == "cp1252"
+    assert decode(b"\xef\xbb\xbfcaf\xc3\xa9") == ("café", "utf-8-sig")
+
+
+def test_comma_delimiter_with_quoted_decimal_commas(tmp_path):
+    tables = {k: v.replace(";", ",") for k, v in full().items()}
+    tables["coups"] = ('seance,coup,type,joueur_a,joueur_b,total_a,total_b,gagnant,prelevement\n'
+                      '1,1,simple,1,2,"1 234,50","1234.50",a,"61,70"\n')
+    tables["mises"] = 'seance,coup,rang,fiche,cote,montant\n1,1,1,10,a,"1 234,50 €"\n1,1,2,11,b,1234.50\n'
+    tables["tickets"] = 'seance,coup,valeur,premier,dernier\n1,1,10,201,206\n1,1,1,1201,\n1,1,"0,10",4801,4807\n'
+    assert sniff_delimiter(tables["coups"]) == ","
+    _, result = run(write_csv(tmp_path / "c", tables))
+    assert codes(result) == []
+
+
+def test_names_match_case_and_accent_insensitively(tmp_path):
+    folder = write_csv(tmp_path / "c", full(
+        seances="Séance;Date;TIMBRE;Remarque\n1;02/03/2026;2026-03-02;rien\n"))
+    (folder / "seances.csv").rename(folder / "Séances.csv")
+    (folder / "coups.csv").rename(folder / "COUPS.csv")
+    carnet, result = run(folder)
+    assert codes(result) == []
+    assert discover(tmp_path) == [folder]
+
+
+def test_source_rows_survive_blank_lines(tmp_path):
+    mises = "seance;coup;rang;fiche;cote;montant\n1;1;1;10;a;1 234,50\n\n1;1;2;11;b;douze\n"
+    carnet, result = run(write_csv(tmp_path / "c", full(mises=mises)))
+    bad = [f for f in result.findings if f.code == "EC00-02"]
+    assert [(f.row, f.column, f.found) for f in bad] == [(4, "montant", "douze")]
+    assert carnet.tables["mises"].rows_read == 2
+
+
+def test_row_longer_than_header_is_rejected_and_counted(tmp_path):
+    mises = "seance;coup;rang;fiche;cote;montant\n1;1;1;10;a;1 234,50\n1;1;2;11;b;1234,5;surplus\n"
+    _, result = run(write_csv(tmp_path / "c", full(mises=mises)))
+    shape = [f for f in result.findings if f.code == "EC00-02"]
+    assert [(f.table, f.row) for f in shape] == [("mises", 3)]
+    assert result.summary["rows_rejected"] == 1
+    assert result.summary["rows_read"] == 1 + 1 + 1 + 2 + 3
+
+
+def _workbook(path: Path, sheets: dict[str, list[list]]) -> Path:
+    wb = Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets.items():
+        ws = wb.create_sheet(name)
+        for r in rows:
+            ws.append(r)
+    wb.save(path)
+    return path
+
+
+def _sheets(mises_rows):
+    d = dt.date(2026, 3, 2)
+    return {
+        "Carnet": [["Casino", "Table", "Date_debut"], ["Casino de Forges", 3, d]],
+        "Séances": [["seance", "date", "timbre"], [1, d, d]],
+        "Coups": [["seance", "coup", "type", "joueur_a", "joueur_b", "total_a", "total_b", "gagnant",
+                   "prelevement"], [1, 1, "Simple", 1, 2, 0.3, 0.1 + 0.2, "A", 0]],
+        "Mises": [["seance", "coup", "rang", "fiche", "cote", "montant"]] + mises_rows,
+        "Tickets": [["seance", "coup", "valeur", "premier", "dernier"]],
+        "Notes": [["anything"], ["ignored"]],
+    }
+
+
+def test_workbook_numbers_read_at_excel_precision(tmp_path):
+    path = _workbook(tmp_path / "c.xlsx", _sheets([[1, 1, 1, 10, "a", 0.1 + 0.2], [1.0, 1.0, 2.0, 11, "b", "0,30"]]))
+    carnet, result = run(path)
+    assert codes(result) == []
+    assert carnet.df("coups")["total_b_cents"].tolist() == [30]
+    assert carnet.df("mises")["montant_cents"].tolist() == [30, 30]
+    assert carnet.cover == {"casino": "Casino de Forges", "table": 3, "date_debut": "2026-03-02"}
+
+
+def test_workbook_cell_with_three_decimals_is_a_cell_error(tmp_path):
+    path = _workbook(tmp_path / "c.xlsx", _sheets([[1, 1, 1, 10, "a", 12.555], [1, 1, 2, 11, "b", 0.3]]))
+    _, result = run(path)
+    bad = [f for f in result.findings if f.code == "EC00-02"]
+    assert [(f.row, f.cell, f.found) for f in bad] == [(2, "F2", "12.555")]
+
+
+def test_workbook_header_below_empty_rows_keeps_excel_row_numbers(tmp_path):
+    sheets = _sheets([[1, 1, 1, 10, "a", 0.3], [1, 1, 3, 11, "b", 0.3]])
+    sheets["Mises"] = [[None], [None]] + sheets["Mises"]
+    _, result = run(_workbook(tmp_path / "c.xlsx", sheets))
+    gap = [f for f in result.findings if f.code == "EC64-02"]
+    assert [(f.row, f.cell) for f in gap] == [(5, "C5")]
+
+
+def test_random_bytes_named_xlsx_is_unreadable(tmp_path):
+    path = tmp_path / "x.xlsx"
+    path.write_bytes(b"\x00\x01not a zip at all" * 50)
+    carnet, result = run(path)
+    assert carnet.unreadable
+    assert codes(result) == ["EC00-01"]
+    assert all(r.status.value == "not_checked" for r in result.rules if r.code != "EC00-01")
+
+
+def test_discover_finds_workbooks_and_csv_folders(tmp_path):
+    write_csv(tmp_path / "a" / "t1", full())
+    (tmp_path / "b").mkdir()
+    _workbook(tmp_path / "b" / "t2.xlsx", _sheets([]))
+    (tmp_path / "b" / "~$t2.xlsx").write_bytes(b"lock")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "notes.csv").write_text("x\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in discover(tmp_path)] == ["a/t1", "b/t2.xlsx"]

@@ -1,0 +1,82 @@
+"""Integrity: catalogue ↔ spec ↔ checks ↔ fixtures ↔ docs, and the one-way data flow."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import auditor.checks
+from auditor.catalogue import load_catalogue
+from auditor.registry import check, registered
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT.parent / "shared" / "spec" / "rules.csv"
+FIXTURES = ROOT / "tests" / "fixtures" / "checks"
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="../shared/spec/rules.csv not beside the checkout")
+def test_catalogue_matches_the_spec():
+    spec = {r["code"]: r for r in csv.DictReader(SPEC.open(encoding="utf-8"))}
+    cat = load_catalogue()
+    assert set(cat) == set(spec)
+    for code, row in spec.items():
+        meta = cat[code]
+        assert (meta.article, meta.severity.label, meta.title["fr"]) == (row["article"], row["severity"], row["title"])
+
+
+def test_every_check_is_in_the_catalogue():
+    assert set(registered()) <= set(load_catalogue())
+
+
+def test_every_check_module_is_listed():
+    folder = Path(auditor.checks.__file__).parent
+    modules = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    listed = {m.__name__.rsplit(".", 1)[1] for m in auditor.checks.MODULES}
+    assert modules == listed
+
+
+@pytest.mark.parametrize("code", sorted(registered()))
+def test_check_docstring_has_the_sections(code):
+    doc = registered()[code].func.__doc__ or ""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    assert first and not first.startswith(("Why", "TODO")), code
+    for section in ("Why:", "Non-compliant:", "Compliant:"):
+        assert section in doc, f"{code} docstring lacks {section}"
+
+
+@pytest.mark.parametrize("code", sorted(registered()))
+def test_every_check_has_compliant_and_violating_fixtures(code):
+    path = FIXTURES / f"{code}.yml"
+    assert path.exists(), f"no fixture file for {code}"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["code"] == code
+    cases = [c for k, c in data.items() if k != "code"]
+    assert any(c.get("expect") == [] for c in cases), f"{code}: no compliant case"
+    assert any(c.get("expect") for c in cases), f"{code}: no violating case"
+
+
+@pytest.mark.parametrize("code", sorted(load_catalogue()))
+def test_message_placeholders_match_between_languages(code):
+    for kind, variants in load_catalogue()[code].messages.items():
+        fr = set(re.findall(r"{(\w+)", variants["fr"]))
+        en = set(re.findall(r"{(\w+)", variants["en"]))
+        assert fr == en, f"{code}.{kind}: placeholders differ between fr and en"
+
+
+def test_registry_refuses_bad_and_duplicate_codes():
+    with pytest.raises(ValueError):
+        check("EC6-1")
+    with pytest.raises(ValueError):
+        check("EC64-01")(lambda carnet, profile: [])
+
+
+def test_checks_never_read_files_or_format_output():
+    folder = Path(auditor.checks.__file__).parent
+    for path in folder.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for forbidden in ("auditor.read", "auditor.report", "open(", "auditor.cli", "auditor.pipeline"):
+            assert forbidden not in text, f"{path.name} uses {forbidden}"

@@ -1,0 +1,54 @@
+"""An installed `ecarte-audit` works outside the repository: the wheel ships
+schemas/ (as ecarte_schemas), rules/ (as auditor/_rules) and the templates."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+                    "-w", str(out), str(ROOT)], check=True, capture_output=True)
+    return next(out.glob("ecarte_auditor-*.whl"))
+
+
+def test_wheel_ships_schemas_rules_and_templates(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "ecarte_schemas/mises.py" in names
+    assert "auditor/_rules/profile.toml" in names
+    assert "auditor/_rules/catalogue/EC64-01.toml" in names
+    assert "auditor/templates/report.html.j2" in names
+    assert "auditor/templates/i18n/fr.toml" in names
+    assert not any(n.startswith(("rules/", "schemas/", "tests/")) for n in names)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["install", str(wheel)], check=True, capture_output=True)
+    work = tmp_path / "elsewhere"
+    shutil.copytree(ROOT / "sample_carnets" / "compliant" / "forges-table5", work / "carnet")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    proc = subprocess.run([str(venv / "bin" / "ecarte-audit"), "audit", "carnet", "--out", "out"],
+                          cwd=work, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((work / "out" / "carnet" / "findings.json").read_text(encoding="utf-8"))
+    assert doc["summary"]["coups"] == 90 and doc["summary"]["errors"] == 0
+    assert (work / "out" / "carnet" / "report.html").exists()
+    rules = subprocess.run([str(venv / "bin" / "ecarte-audit"), "rules"], cwd=work, capture_output=True,
+                           text=True, env=env)
+    assert rules.returncode == 0 and "EC64-01" in rules.stdout
