@@ -18,42 +18,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from auditor.breaches import coup_rows, remove_ticket, renumber_from  # noqa: E402
 from auditor.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
 
 OUT = ROOT / "sample_carnets"
 
 
-def coup_rows(t, table, seance, coup):
-    return [r for r in t[table] if r["seance"] == seance and r["coup"] == coup]
-
-
-def renumber_from(t, seance, first_coup, delta):
-    """Shift coup numbers of a séance from `first_coup` on (coups, mises, tickets)."""
-    for table in ("coups", "mises", "tickets"):
-        for r in t[table]:
-            if r["seance"] == seance and r["coup"] >= first_coup:
-                r["coup"] += delta
-
-
-def remove_ticket(t, seance, coup, value):
-    """Take one ticket of `value` off a coup's run and close the gap it leaves
-    in the series by shifting every later number of that value down."""
-    run = next(r for r in coup_rows(t, "tickets", seance, coup) if r["valeur"] == value)
-    removed = run["dernier"]
-    if run["dernier"] == run["premier"]:
-        t["tickets"].remove(run)
-    else:
-        run["dernier"] -= 1
-    for r in t["tickets"]:
-        if r["valeur"] == value and r["premier"] > removed:
-            r["premier"] -= 1
-            r["dernier"] -= 1
-    for s in t["seances"]:
-        if s["seance"] == seance:
-            s["cagnotte"] -= value
-
-
 def coup_with(t, predicate):
+    """The first coup (with its stakes) that satisfies `predicate`."""
     for c in t["coups"]:
         stakes = coup_rows(t, "mises", c["seance"], c["coup"])
         if predicate(c, stakes):
