@@ -1,0 +1,36 @@
+"""Each breach injector gives exactly the codes it announces on a compliant
+generated carnet (so `generate --breaches` and the metamorphic tests can trust it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.breaches import INJECTORS, CannotInject, inject
+from auditor.catalogue import load_profile
+from auditor.generate import Spec, generate, write_csv_folder
+from auditor.model import Severity
+from auditor.pipeline import audit_path
+
+
+def audit_tables(tables, folder):
+    write_csv_folder(tables, folder)
+    return audit_path(folder, load_profile(), debug=True)
+
+
+def test_generated_carnet_is_compliant(tmp_path):
+    result = audit_tables(generate(Spec(seances=2, coups=10, mises=5, seed=4)), tmp_path / "c")
+    assert [f.message for f in result.findings if f.severity >= Severity.WARNING] == []
+
+
+@pytest.mark.parametrize("code", sorted(INJECTORS))
+def test_injector_gives_its_codes_and_no_other(code, tmp_path):
+    tables = generate(Spec(seances=3, coups=12, mises=6, seed=7))
+    expected = inject(tables, [code], seed=7)
+    assert code in expected
+    result = audit_tables(tables, tmp_path / "c")
+    assert {f.code for f in result.findings if f.severity >= Severity.WARNING} == expected
+
+
+def test_unknown_code_is_refused():
+    with pytest.raises(CannotInject):
+        inject(generate(Spec(seances=1, coups=2)), ["EC99-01"])
