@@ -21,7 +21,8 @@ def generated_at() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def findings_document(result: AuditResult, profile: Profile, source_path: str) -> dict:
+def findings_document(result: AuditResult, profile: Profile, source_path: str, at: str | None = None) -> dict:
+    """`at`: the batch's one timestamp (computed once by the client), else now."""
     src = result.carnet.source
     rules = []
     for status in result.rules:
@@ -32,7 +33,7 @@ def findings_document(result: AuditResult, profile: Profile, source_path: str) -
     return {
         "schema_version": 1,
         "tool": {"name": "ecarte-auditor", "version": __version__},
-        "generated_at": generated_at(),
+        "generated_at": at or generated_at(),
         "source": {"path": source_path, "sha256": src.sha256, "format": src.format},
         "carnet": result.carnet.cover,
         "profile": profile.as_json(),
