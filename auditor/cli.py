@@ -8,18 +8,16 @@ an output folder that cannot be written).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from auditor import __version__
-from auditor.catalogue import load_catalogue, load_profile
+from auditor.catalogue import load_catalogue
+from auditor.errors import UsageError
 from auditor.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    pass
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -46,10 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json (default: html,json)")
     a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
                    help="lowest severity that makes the exit status 1 (default: error)")
-    a.add_argument("--jobs", type=int, default=1, help="carnets audited in parallel")
+    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+                   help="carnets audited in parallel (default: the number of cores)")
     a.add_argument("--lang", choices=("fr", "en"), default="fr", help="report language (default: fr)")
-    a.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    a.add_argument("--cache", type=Path, metavar="DIR",
+                   help="keep each carnet's result here; an unchanged carnet is not audited again")
+    a.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the batch on a Dask distributed cluster (e.g. tcp://10.0.0.5:8786)")
+    a.add_argument("--quiet", action="store_true", help="no progress bar, no per-carnet lines")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+    g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
+    g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
+    g.add_argument("--seances", type=_positive, default=3)
+    g.add_argument("--coups", type=_positive, default=20, help="coups per séance")
+    g.add_argument("--mises", type=_positive, default=6, help="average stakes per coup")
+    g.add_argument("--container", choices=("xlsx", "csv"), help="default: from OUT's suffix")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--breaches", default="", metavar="CODE,...", help="rules to break once each")
+    g.add_argument("--casino", default="Casino de Forges-les-Eaux")
+    g.add_argument("--table", type=_positive, default=3)
 
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
     r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
@@ -57,11 +71,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "rules":
             return cmd_rules(args)
+        if args.command == "generate":
+            return cmd_generate(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -107,7 +133,8 @@ def cmd_rules(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from auditor.pipeline import audit_path, plan, write_batch, write_outputs
+    from auditor.batch import Options, run_batch, worst_severity
+    from auditor.pipeline import plan, write_batch
     from auditor.report.json_report import generated_at
 
     for p in args.paths:
@@ -117,30 +144,66 @@ def cmd_audit(args) -> int:
     if not jobs:
         raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
                          "(an .xlsx workbook or a folder holding coups.csv)")
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        probe = args.out / ".ecarte-audit-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise UsageError(f"cannot write to output folder {args.out}: {exc.strerror or exc}") from None
-    profile = load_profile()
-    threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
-    entries, failing = [], 0
-    for job in jobs:
-        result = audit_path(job.path, profile, args.lang, debug=args.debug)
-        entries.append(write_outputs(result, job, args.out, args.format, profile))
-        worst = result.worst()
-        if threshold is not None and worst is not None and worst >= threshold:
-            failing += 1
-        if not args.quiet:
-            s = result.summary
+    for folder in (args.out, args.cache):
+        if folder is None:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / ".ecarte-audit-write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
+    options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at())
+    lines = not args.quiet and not sys.stderr.isatty()
+
+    def report_line(job, output):
+        if lines:
+            s = output.entry["summary"]
             print(f"{job.shown}: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info "
                   f"→ {args.out / job.id}", file=sys.stderr)
-    batch = len(jobs) > 1 or any(p.is_dir() and len(jobs) and jobs[0].path != p for p in args.paths)
+
+    result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
+                       cache_dir=args.cache, progress=not args.quiet, on_done=report_line)
+    batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
-        write_batch(entries, args.out, args.format, args.lang, generated_at())
-    return EXIT_FINDINGS if failing else EXIT_OK
+        write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
+                    result.cross_findings)
+    if not args.quiet and (batch or result.cached):
+        print(f"{len(jobs)} carnet(s) audited ({result.cached} from the cache), "
+              f"{len(result.cross_findings)} cross-carnet finding(s) → {args.out}", file=sys.stderr)
+    worst = worst_severity(result.worst)
+    if result.cross_findings:
+        worst = max(worst or Severity.ERROR, Severity.ERROR)
+    threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
+    return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def cmd_generate(args) -> int:
+    from auditor.breaches import CannotInject, inject
+    from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+
+    container = args.container or ("xlsx" if args.out.suffix.lower() in (".xlsx", ".xlsm") else "csv")
+    spec = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed,
+                casino=args.casino, table=args.table)
+    tables = generate(spec)
+    codes = [c.strip().upper() for c in args.breaches.split(",") if c.strip()]
+    try:
+        expected = inject(tables, codes, seed=args.seed) if codes else set()
+    except CannotInject as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        if container == "xlsx":
+            out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
+            write_xlsx(tables, out)
+        else:
+            out = write_csv_folder(tables, args.out)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    n = {k: len(v) for k, v in tables.items()}
+    print(f"{out}: {n['seances']} séance(s), {n['coups']} coups, {n['mises']} mises, {n['tickets']} ticket runs"
+          + (f"; breaches: expect {', '.join(sorted(expected))}" if expected else ""), file=sys.stderr)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor import __version__
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile
 from auditor.engine import AuditResult, audit
@@ -68,30 +69,45 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
         return audit(carnet, profile, lang)
 
 
-def write_outputs(result: AuditResult, job: CarnetJob, out: Path, formats: tuple[str, ...],
-                  profile: Profile) -> dict:
-    folder = out / job.id
-    folder.mkdir(parents=True, exist_ok=True)
-    doc = json_report.findings_document(result, profile, job.shown)
+def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,
+                   generated_at: str | None = None) -> tuple[dict[str, bytes], dict]:
+    """The carnet's files (name → bytes) and its row in the batch summary."""
+    doc = json_report.findings_document(result, profile, job.shown, generated_at)
+    files: dict[str, bytes] = {}
     if "json" in formats:
-        (folder / "findings.json").write_text(json_report.dumps(doc), encoding="utf-8")
+        files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats:
         view = report_view(result, job.shown, doc["generated_at"])
-        (folder / "report.html").write_text(html_report.render("report.html.j2", view), encoding="utf-8")
-    return {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
-            "carnet": doc["carnet"], "summary": doc["summary"],
-            "report": f"{job.id}/report.html" if "html" in formats else None}
+        files["report.html"] = html_report.render("report.html.j2", view).encode("utf-8")
+    entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
+             "carnet": doc["carnet"], "summary": doc["summary"],
+             "report": f"{job.id}/report.html" if "html" in formats else None}
+    return files, entry
+
+
+def write_outputs(result: AuditResult, job: CarnetJob, out: Path, formats: tuple[str, ...],
+                  profile: Profile) -> dict:
+    files, entry = render_outputs(result, job, formats, profile)
+    folder = out / job.id
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return entry
 
 
 def worst_of(results: list[AuditResult]) -> Severity | None:
     return max((r.worst() for r in results if r.worst() is not None), default=None)
 
 
-def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str) -> None:
+def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
+                cross_findings: list[dict] | None = None) -> None:
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
-    doc = {"schema_version": 1, "generated_at": generated_at, "carnets": entries, "totals": totals,
-           "cross_carnet_findings": []}
+    totals["carnets"] = len(entries)
+    totals["cross_carnet_findings"] = len(cross_findings or [])
+    doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
+           "generated_at": generated_at, "carnets": entries, "totals": totals,
+           "cross_carnet_findings": cross_findings or []}
     if "json" in formats:
         (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if "html" in formats:

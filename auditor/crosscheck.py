@@ -1,0 +1,60 @@
+"""Checks across the carnets of a batch: EC82-03, the same ticket (value and
+number) detached at two tables of one casino. Works on ticket runs (intervals),
+never on single tickets."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from auditor.catalogue import load_catalogue
+from auditor.money import format_cents
+
+COLUMNS = ["valeur", "premier", "dernier", "seance", "coup", "row"]
+
+
+def cross_carnet_duplicates(entries: list[dict], runs: list[list[list]], lang: str = "fr") -> list[dict]:
+    frames = []
+    for i, (entry, r) in enumerate(zip(entries, runs)):
+        if r:
+            df = pd.DataFrame(r, columns=COLUMNS, dtype="int64")
+            df["carnet"] = i
+            df["casino"] = entry["carnet"].get("casino") or ""
+            frames.append(df)
+    if not frames:
+        return []
+    d = pd.concat(frames, ignore_index=True).sort_values(["casino", "valeur", "premier", "carnet", "row"],
+                                                          kind="stable").reset_index(drop=True)
+    g = d.groupby(["casino", "valeur"], sort=False)
+    top = g["dernier"].cummax()
+    # Which carnet holds the running maximum: the last row that reached it.
+    owner = d["carnet"].where(d["dernier"] == top).groupby([d["casino"], d["valeur"]]).ffill()
+    prev_top = top.groupby([d["casino"], d["valeur"]]).shift()
+    prev_owner = owner.groupby([d["casino"], d["valeur"]]).shift()
+    hit = d[(d["premier"] <= prev_top) & (prev_owner != d["carnet"]) & prev_owner.notna()].copy()
+    if hit.empty:
+        return []
+    hit["last"] = pd.concat([hit["dernier"], prev_top[hit.index]], axis=1).min(axis=1).astype("int64")
+    hit["other"] = prev_owner[hit.index].astype("int64")
+    meta = load_catalogue()["EC82-03"]
+    out = []
+    for r in hit.itertuples():
+        other = d[(d["carnet"] == r.other) & (d["valeur"] == r.valeur) & (d["premier"] <= r.last)
+                  & (d["dernier"] >= r.premier)].iloc[0]
+        here, there = entries[r.carnet], entries[r.other]
+        first, last = int(r.premier), int(r.last)
+        span = str(first) if first == last else f"{first} … {last}"
+        message = meta.message("cross_carnet", lang).format(
+            valeur=format_cents(int(r.valeur), lang), span=span, count=last - first + 1,
+            other=there["path"], other_table=there["carnet"].get("table"))
+        out.append({
+            "code": "EC82-03", "severity": meta.severity.label, "article": meta.article, "message": message,
+            "casino": r.casino, "valeur_cents": int(r.valeur), "first": first, "last": last,
+            "carnets": [
+                {"id": here["id"], "path": here["path"], "table": here["carnet"].get("table"),
+                 "seance": int(r.seance), "coup": int(r.coup), "row": int(r.row)},
+                {"id": there["id"], "path": there["path"], "table": there["carnet"].get("table"),
+                 "seance": int(other["seance"]), "coup": int(other["coup"]), "row": int(other["row"])},
+            ],
+            "impact_cents": 0,
+        })
+    return out

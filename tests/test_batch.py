@@ -1,0 +1,144 @@
+"""Batches: mixed folders, parallel runs, the cache, Dask, cross-carnet EC82-03, generate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from auditor.batch import Options, fingerprint, run_batch
+from auditor.cli import main
+from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.pipeline import plan
+from auditor.read import read_carnet
+
+EPOCH = "1767225600"
+
+
+@pytest.fixture
+def mixed(tmp_path) -> Path:
+    root = tmp_path / "archives"
+    write_xlsx(generate(Spec(seances=1, coups=6, seed=1, table=1)), root / "2026" / "t1.xlsx")
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=2, table=2)), root / "2026" / "t2")
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=3, table=4, casino="Casino de Cabourg")),
+                     root / "2025" / "t4", delimiter=",", decimal=".", encoding="cp1252", date_style="iso")
+    (root / "2025" / "broken.xlsx").write_bytes(b"PK\x03\x04 truncated")
+    return root
+
+
+def summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_mixed_folder_gives_one_result_per_carnet(mixed, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    out = tmp_path / "out"
+    assert main(["audit", str(mixed), "--out", str(out), "--quiet", "--jobs", "2"]) == 1
+    s = summary(out)
+    assert [c["id"] for c in s["carnets"]] == ["2025__broken.xlsx", "2025__t4", "2026__t1.xlsx", "2026__t2"]
+    verdicts = {c["id"]: c["verdict"] for c in s["carnets"]}
+    assert verdicts["2025__broken.xlsx"] == "unreadable"
+    assert {v for k, v in verdicts.items() if k != "2025__broken.xlsx"} <= {"ok"}
+    for c in s["carnets"]:
+        assert (out / c["id"] / "findings.json").exists()
+    assert s["totals"]["carnets"] == 4
+
+
+def test_parallel_and_serial_runs_are_identical(mixed, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    main(["audit", str(mixed), "--out", str(tmp_path / "a"), "--quiet", "--jobs", "1"])
+    main(["audit", str(mixed), "--out", str(tmp_path / "b"), "--quiet", "--jobs", "2"])
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    for rel in files:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+
+
+def test_cache_skips_unchanged_and_redoes_changed(mixed, tmp_path):
+    jobs = plan([mixed])
+    options = Options(generated_at="2026-01-01T00:00:00Z")
+    cache = tmp_path / "cache"
+    first = run_batch(jobs, tmp_path / "o1", options, cache_dir=cache)
+    assert first.cached == 0
+    second = run_batch(jobs, tmp_path / "o2", options, cache_dir=cache)
+    assert second.cached == 4
+    assert second.entries == first.entries
+    for rel in ("2026__t2/findings.json", "2026__t2/report.html"):
+        assert (tmp_path / "o1" / rel).read_bytes() == (tmp_path / "o2" / rel).read_bytes()
+    coups = mixed / "2026" / "t2" / "coups.csv"
+    coups.write_text(coups.read_text(encoding="utf-8").replace(";0,", ";9,", 1), encoding="utf-8")
+    third = run_batch(jobs, tmp_path / "o3", options, cache_dir=cache)
+    assert third.cached == 3
+    changed = next(e for e in third.entries if e["id"] == "2026__t2")
+    assert changed["summary"]["errors"] > 0
+
+
+def test_fingerprint_is_the_readers_sha(mixed):
+    for job in plan([mixed]):
+        assert fingerprint(job.path) == read_carnet(job.path).sha256
+
+
+def test_same_ticket_at_two_tables_of_one_casino(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = tmp_path / "casino"
+    # Same ticket numbers at tables 1 and 2 of one casino; table 9 belongs to another casino.
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=1, table=1)), root / "t1")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=2, table=2)), root / "t2")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=3, table=9, casino="Autre casino")), root / "t9")
+    out = tmp_path / "out"
+    assert main(["audit", str(root), "--out", str(out), "--quiet", "--jobs", "1"]) == 1
+    cross = summary(out)["cross_carnet_findings"]
+    assert cross and all(f["code"] == "EC82-03" for f in cross)
+    pairs = {tuple(sorted(c["id"] for c in f["carnets"])) for f in cross}
+    assert pairs == {("t1", "t2")}
+    # Each carnet's own findings.json holds its own audit only.
+    own = json.loads((out / "t1" / "findings.json").read_text(encoding="utf-8"))
+    assert not [f for f in own["findings"] if f["code"] == "EC82-03"]
+
+
+def test_dask_cluster_gives_the_local_summary(mixed, tmp_path, monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    main(["audit", str(mixed), "--out", str(tmp_path / "local"), "--quiet", "--jobs", "1"])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        code = main(["audit", str(mixed), "--out", str(tmp_path / "dask"), "--quiet",
+                     "--scheduler", cluster.scheduler_address])
+    assert code == 1
+    assert (tmp_path / "dask" / "summary.json").read_bytes() == (tmp_path / "local" / "summary.json").read_bytes()
+    for c in summary(tmp_path / "local")["carnets"]:
+        for name in ("findings.json", "report.html"):
+            assert (tmp_path / "dask" / c["id"] / name).read_bytes() == \
+                (tmp_path / "local" / c["id"] / name).read_bytes()
+
+
+def test_unreachable_scheduler_is_a_usage_error(mixed, tmp_path, capsys):
+    pytest.importorskip("dask.distributed")
+    assert main(["audit", str(mixed), "--out", str(tmp_path / "o"), "--quiet",
+                 "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "Dask scheduler" in capsys.readouterr().err
+
+
+def test_generate_compliant_and_with_breaches(tmp_path, capsys):
+    assert main(["generate", str(tmp_path / "ok.xlsx"), "--seances", "2", "--coups", "8", "--seed", "5"]) == 0
+    assert main(["audit", str(tmp_path / "ok.xlsx"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert main(["generate", str(tmp_path / "bad"), "--seances", "2", "--coups", "8",
+                 "--breaches", "EC64-01,EC66-01"]) == 0
+    assert "expect EC64-01, EC66-01" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path / "bad"), "--out", str(tmp_path / "o"), "--quiet",
+                 "--format", "json"]) == 1
+    doc = json.loads((tmp_path / "o" / "bad" / "findings.json").read_text(encoding="utf-8"))
+    assert {f["code"] for f in doc["findings"] if f["severity"] != "info"} == {"EC64-01", "EC66-01"}
+    assert main(["generate", str(tmp_path / "x"), "--breaches", "EC99-01"]) == 2
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    from auditor import batch
+
+    assert batch._bar(3, True) is None  # pytest's stderr is not a terminal
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    bar = batch._bar(3, True)
+    assert bar is not None and bar.total == 3
+    bar.close()
+    assert batch._bar(3, False) is None
