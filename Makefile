@@ -8,7 +8,7 @@ STAMP      := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test samples clean
+.PHONY: demo test samples bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is required ($(PYTHON))"; exit 1; }
@@ -25,6 +25,15 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
+
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) install -e '.[bench]'
+	@touch $@
+
+# Issue 6 benchmarks (figures to bench/RESULTS.md); not timed tests.
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/bench_audit.py
 
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
 samples: $(STAMP)

@@ -10,7 +10,9 @@ call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
 from __future__ import annotations
 
 import pandas as pd
-import pandera.pandas as pa
+import pandera.pandas as pandera
+import pyarrow as pa
+import pyarrow.compute as pc
 
 import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
@@ -50,10 +52,13 @@ def parse_text(s: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def parse_enum(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    # Enumerations are case- and accent-insensitive (`Après` = `apres`).
-    s = s.astype("string").str.strip().str.lower()
-    s = s.str.normalize("NFKD").str.encode("ascii", "ignore").str.decode("ascii").astype("string")
-    return s.where(s != "").astype("string"), pd.Series(False, index=s.index)
+    # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
+    # then drop the combining marks, with Arrow kernels rather than per-cell Python.
+    arr = pa.array(s.astype("string").to_numpy(dtype=object, na_value=None), type=pa.string())
+    arr = pc.utf8_normalize(pc.utf8_lower(pc.utf8_trim_whitespace(arr)), "NFKD")
+    arr = pc.replace_substring_regex(arr, r"[^\x00-\x7f]", "")
+    out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=s.index)
+    return out.where(out != "").astype("string"), pd.Series(False, index=s.index)
 
 
 PARSERS = {"int": parse_int, "amount": parse_cents_series, "date": parse_date,
@@ -132,7 +137,7 @@ def _validate(model, out: pd.DataFrame, present: set[str], bad_cells: dict) -> N
     try:
         model.validate(out, lazy=True)
         return
-    except pa.errors.SchemaErrors as exc:
+    except pandera.errors.SchemaErrors as exc:
         cases = exc.failure_cases
     cases = cases[cases["index"].notna() & cases["column"].notna()]
     for column, check, idx in zip(cases["column"], cases["check"], cases["index"]):
