@@ -98,7 +98,8 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
     by = {s: 0 for s in Severity}
     for f in findings:
         by[f.severity] += 1
-    rejected = {(f.table, f.row) for f in findings if f.code in REJECTING_CODES and f.table and f.row}
+    tables = row_accounting(carnet, findings)
+    rejected = sum(t["rejected"] for t in tables.values())
     rows_read = sum(t.rows_read for t in carnet.tables.values())
     expected, recorded = levy_totals(carnet, profile) if _levy_ready(carnet) else (0, 0)
 
@@ -109,10 +110,65 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
     return {
         "errors": by[Severity.ERROR], "warnings": by[Severity.WARNING], "info": by[Severity.INFO],
         "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
-        "rows_read": rows_read, "rows_rejected": len(rejected),
+        "rows_read": rows_read, "rows_rejected": rejected,
         "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
         "impact_cents": int(sum(f.impact_cents for f in findings if f.impact_cents > 0)),
+        "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
+        "tables": tables,
     }
+
+
+def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
+    """Per table: rows read = rows audited + rows rejected, and why rows were rejected.
+
+    A row is rejected when it has an EC00-02 or EC00-03 finding (a bad cell,
+    a row the reader could not shape, an orphan), or an EC00-01 located on
+    one of its data rows (a second cover row). `rejected_by` counts the
+    distinct rows per code; the findings themselves give each row's reason.
+    Workbook formula cells whose saved value was used are listed per column
+    as cell ranges (`F2:F40`).
+    """
+    data_rows = {name: set(t.df["_row"].tolist()) for name, t in carnet.tables.items()}
+    by_row: dict[tuple[str, int], set[str]] = {}
+    for f in findings:
+        if not f.table or f.row is None:
+            continue
+        if f.code in REJECTING_CODES or (f.code == "EC00-01" and f.row in data_rows.get(f.table, ())):
+            by_row.setdefault((f.table, f.row), set()).add(f.code)
+    out: dict[str, dict] = {}
+    for name in sorted(carnet.tables):
+        t = carnet.tables[name]
+        rows = {row: codes for (table, row), codes in by_row.items() if table == name}
+        reasons: dict[str, int] = {}
+        for codes in rows.values():
+            for code in codes:
+                reasons[code] = reasons.get(code, 0) + 1
+        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows), "rejected": len(rows),
+                     "rejected_by": dict(sorted(reasons.items())),
+                     "formulas": _formula_ranges(getattr(t, "formulas", ()))}
+    return out
+
+
+def _formula_ranges(formulas) -> dict[str, list[str]]:
+    """Formula cells per column, consecutive rows merged: {"total_a": ["F2:F40"]}."""
+    by_column: dict[str, list] = {}
+    for f in formulas:
+        by_column.setdefault(f.column, []).append((f.row, f.cell[: len(f.cell) - len(str(f.row))]))
+    out: dict[str, list[str]] = {}
+    for column in sorted(by_column):
+        runs: list[str] = []
+        cells = sorted(set(by_column[column]))
+        start = prev = cells[0]
+        for cur in cells[1:] + [None]:
+            if cur is not None and cur[0] == prev[0] + 1 and cur[1] == prev[1]:
+                prev = cur
+                continue
+            first, last = f"{start[1]}{start[0]}", f"{prev[1]}{prev[0]}"
+            runs.append(first if first == last else f"{first}:{last}")
+            if cur is not None:
+                start = prev = cur
+        out[column] = runs
+    return out
 
 
 def _levy_ready(carnet: Carnet) -> bool:

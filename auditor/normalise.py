@@ -9,6 +9,8 @@ call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import pandera.pandas as pandera
 import pyarrow as pa
@@ -20,6 +22,15 @@ from auditor.frames import py
 from auditor.model import Violation
 from auditor.money import parse_cents_series
 from auditor.read import RawCarnet, RawTable
+from auditor.read.raw import RawFormula
+
+
+@dataclass
+class SourceTable(Table):
+    """A typed table and what its source showed besides values: the formula
+    cells whose saved result was used (reported in the summary)."""
+
+    formulas: tuple[RawFormula, ...] = ()
 
 _INT = r"[+-]?\d{1,15}"
 _ISO = r"\d{4}-\d{2}-\d{2}"
@@ -83,8 +94,11 @@ def normalise(raw: RawCarnet) -> Carnet:
         carnet.tables[name] = _normalise_table(rt, model, carnet.problems)
     cover = carnet.tables.get("carnet")
     if cover is not None and len(cover.df) != 1:
-        carnet.problems.append(("EC00-01", Violation(table="carnet", row=None if cover.df.empty else 3,
-                                                     kind="cover_rows", params={"count": len(cover.df)})))
+        # One finding per row past the first, so each unused row is accounted for.
+        extra = [None] if cover.df.empty else [int(r) for r in cover.df["_row"].iloc[1:]]
+        for row in extra:
+            carnet.problems.append(("EC00-01", Violation(table="carnet", row=row, kind="cover_rows",
+                                                         params={"count": len(cover.df)})))
     return carnet
 
 
@@ -100,6 +114,12 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
     sources: dict[str, str] = {}
     bad_cells: dict[tuple[str, int], str] = {}    # (field, position) → EC00-02 kind
     filled_from: dict[str, tuple[str, pd.Series]] = {}
+    # A formula whose result Excel did not save reads "" but is not empty:
+    # never a default, never a value, an EC00-02 of its own.
+    unsaved: dict[str, set[int]] = {}
+    for f in rt.formulas:
+        if not f.has_value:
+            unsaved.setdefault(f.column, set()).add(f.row)
     for field, column in schema.columns.items():
         meta = column.metadata or {}
         source = meta.get("source") or field
@@ -109,14 +129,20 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
             present.add(field)
             text = df[source]
             empty = text.astype("string").str.strip().eq("").fillna(True).astype(bool)
+            no_value = df["_row"].isin(unsaved.get(source, ())).to_numpy()
+            empty = empty & ~no_value
             if default is not None:
                 text = text.where(~empty, default)
             values, bad = PARSERS[kind](text)
             for pos in bad.to_numpy().nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
+            for pos in no_value.nonzero()[0]:
+                bad_cells[(field, int(pos))] = "formula_no_value"
+                values.iat[int(pos)] = pd.NA
         else:
             if meta.get("required"):
-                problems.append(("EC00-01", Violation(table=rt.name, row=1, column=source, kind="missing_column",
+                problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
+                                                      kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
             empty = pd.Series(True, index=df.index)
             values, _ = PARSERS[kind](pd.Series([default or ""] * len(df), index=df.index, dtype="object"))
@@ -128,8 +154,11 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
         out[field] = out[field].where(~empty.to_numpy(), out[other])
     out["_row"] = df["_row"].to_numpy()
     _validate(model, out, present, bad_cells)
-    problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells))
-    return Table(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read)
+    problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells, rt.letters))
+    used = {sources[f] for f in present}
+    formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
+    return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
+                       formulas=formulas)
 
 
 def _validate(model, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
@@ -149,13 +178,16 @@ def _validate(model, out: pd.DataFrame, present: set[str], bad_cells: dict) -> N
         out.at[pos, column] = pd.NA
 
 
-def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict):
+def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict,
+                   letters: dict[str, str] | None = None):
     """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
     for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         source = sources[field]
         raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
         where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
                  for k in ("seance", "coup", "rang")}
+        row = int(out["_row"].iat[pos])
+        cell = f"{letters[source]}{row}" if letters and source in letters else ""
         yield ("EC00-02", Violation(
-            table=name, row=int(out["_row"].iat[pos]), column=source, kind=kind, found=raw, **where,
-            params={"table": name, "column": source, "raw": raw}))
+            table=name, row=row, column=source, kind=kind, found=raw, **where,
+            params={"table": name, "column": source, "raw": raw, "cell": cell}))

@@ -54,7 +54,7 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     assert doc["profile"] == {"name": "arrete-2007", "levy_rate": "0.05", "tie_rounding": "up"}
     assert list(doc["summary"]) == ["errors", "warnings", "info", "seances", "coups", "mises", "tickets",
                                     "rows_read", "rows_rejected", "levy_expected_cents",
-                                    "levy_recorded_cents", "impact_cents"]
+                                    "levy_recorded_cents", "impact_cents", "formulas", "tables"]
     spec_codes = [r["code"] for r in doc["rules"]]
     assert len(spec_codes) == len(set(spec_codes)) == 39
     assert all(r["status"] in ("checked", "not_checked") for r in doc["rules"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from auditor.limits import DEFAULT_LIMITS, Limits
 from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name
 from auditor.read.csv_folder import read_csv_folder
 from auditor.read.xlsx import read_workbook
@@ -63,7 +64,16 @@ def discover(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
-def read_carnet(path: Path) -> RawCarnet:
+def table_names() -> frozenset[str]:
+    """The tables of the carnet format: other sheets and files are not read."""
+    import ecarte_schemas
+
+    return frozenset(ecarte_schemas.MODELS)
+
+
+def read_carnet(path: Path, limits: Limits | None = None) -> RawCarnet:
+    """Read one carnet within `limits` (the defaults of auditor.limits when None)."""
+    limits = limits or DEFAULT_LIMITS
     if path.is_dir():
-        return read_csv_folder(path)
-    return read_workbook(path)
+        return read_csv_folder(path, limits, table_names())
+    return read_workbook(path, limits, table_names())

@@ -7,12 +7,14 @@ rather than guessed. Delimiter: `;` or `,`, whichever the header line uses.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from pathlib import Path
 
 import pandas as pd
 
-from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of
+from auditor.limits import DEFAULT_LIMITS, Limits, size_text
+from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of_digests
 
 BOM = b"\xef\xbb\xbf"
 
@@ -43,49 +45,96 @@ def sniff_delimiter(text: str) -> str:
     return ";" if header.count(";") > header.count(",") else ","
 
 
-def read_csv_folder(folder: Path) -> RawCarnet:
+def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None) -> RawCarnet:
+    """Read the `<table>.csv` files whose table is in `tables` (all when None).
+
+    Every `.csv` file enters the SHA-256 (hashed in blocks, whatever its size);
+    a file past `limits.max_file_bytes` is refused (EC00-01) without being read.
+    """
     files: dict[str, Path] = {}
-    for p in sorted(folder.iterdir(), key=lambda p: p.name):
+    digests: list[tuple[str, bytes]] = []
+    carnet = RawCarnet(path=str(folder), format="csv", sha256="")
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        carnet.unreadable = True
+        carnet.problems.append(ReadProblem("EC00-01", "unreadable", params={"reason": exc.strerror or str(exc)}))
+        return carnet
+    for p in entries:
         if p.is_file() and p.suffix.lower() == ".csv":
             files.setdefault(canonical_name(p.stem), p)
-    parts, texts = [], {}
-    carnet = RawCarnet(path=str(folder), format="csv", sha256="")
+            digests.append((p.name, _file_digest(p)))
+    carnet.sha256 = sha256_of_digests(digests)
     for table, p in sorted(files.items()):
+        if tables is not None and table not in tables:
+            continue
         try:
-            data = p.read_bytes()
+            size = p.stat().st_size
+            if size > limits.max_file_bytes:
+                carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
+                    "file": p.name, "size": size_text(size), "limit": size_text(limits.max_file_bytes)}))
+                continue
+            with p.open("rb") as fh:
+                data = fh.read(limits.max_file_bytes + 1)
         except OSError as exc:
             carnet.problems.append(ReadProblem("EC00-01", "unreadable_table", table=table,
                                                params={"table": table, "reason": exc.strerror or str(exc)}))
             continue
-        parts.append((p.name, data))
-        texts[table] = data
-    carnet.sha256 = sha256_of(parts)
-    for table, data in texts.items():
+        if len(data) > limits.max_file_bytes:   # grew while we looked
+            carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
+                "file": p.name, "size": size_text(len(data)), "limit": size_text(limits.max_file_bytes)}))
+            continue
         try:
             text, _ = decode(data)
         except DecodeError as exc:
             carnet.problems.append(ReadProblem("EC00-01", "unreadable_table", table=table,
                                                params={"table": table, "reason": str(exc)}))
             continue
-        raw, problems = parse_csv_text(table, text)
-        carnet.tables[table] = raw
+        raw, problems = parse_csv_text(table, text, limits)
+        if raw is not None:
+            carnet.tables[table] = raw
         carnet.problems.extend(problems)
     return carnet
 
 
-def parse_csv_text(table: str, text: str) -> tuple[RawTable, list[ReadProblem]]:
+def _file_digest(path: Path) -> bytes:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        pass   # the read below reports it
+    return h.digest()
+
+
+def _refused(table: str, kind: str, **params) -> tuple[None, list[ReadProblem]]:
+    shown = {k: f"{v:,}".replace(",", "\u202f") if isinstance(v, int) else v for k, v in params.items()}
+    return None, [ReadProblem("EC00-01", kind, table=table, params={"table": table, **shown})]
+
+
+def parse_csv_text(table: str, text: str,
+                   limits: Limits = DEFAULT_LIMITS) -> tuple[RawTable | None, list[ReadProblem]]:
+    """One table's text → its RawTable, or None and an EC00-01 past a limit."""
     delim = sniff_delimiter(text)
+    # Every field ends at a delimiter or a line end: a bound on the cells known
+    # before parsing, so a hostile file is refused before it fills memory.
+    bound = text.count(delim) + text.count("\n") + text.count("\r") + 1
+    if bound > limits.max_cells:
+        return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
     try:
         df = pd.read_csv(io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
                          na_filter=False, skip_blank_lines=False, engine="c", quoting=csv.QUOTE_MINIMAL)
     except pd.errors.EmptyDataError:
         df0, _ = frame_from_rows([], [], 2)
         return RawTable(table, df0, rows_read=0), []
-    except (pd.errors.ParserError, ValueError):
-        return _parse_with_csv_module(table, text, delim)
+    except Exception:   # rows longer than the header, and whatever else the C parser refuses
+        return _parse_with_csv_module(table, text, delim, limits)
     if df.empty:
         df0, _ = frame_from_rows([], [], 2)
         return RawTable(table, df0, rows_read=0), []
+    if df.shape[1] > limits.max_columns:
+        return _refused(table, "too_many_columns", columns=df.shape[1], limit=limits.max_columns)
     # Vectorised path: header is the first record, source row = record index + 1.
     header = df.iloc[0].tolist()
     body = df.iloc[1:]
@@ -100,23 +149,27 @@ def parse_csv_text(table: str, text: str) -> tuple[RawTable, list[ReadProblem]]:
         values = body.fillna("").astype(str)
         nonempty = values.apply(lambda col: col.str.strip() != "").any(axis=1).to_numpy()
         out = out[nonempty].reset_index(drop=True)
+    if len(out) > limits.max_rows:
+        return _refused(table, "too_many_rows", rows=len(out), limit=limits.max_rows)
     return RawTable(table, out, rows_read=len(out)), []
 
 
-def _parse_with_csv_module(table: str, text: str, delim: str) -> tuple[RawTable, list[ReadProblem]]:
+def _parse_with_csv_module(table: str, text: str, delim: str,
+                           limits: Limits = DEFAULT_LIMITS) -> tuple[RawTable | None, list[ReadProblem]]:
     """Slow path for files pandas refuses (rows longer than the header)."""
     problems: list[ReadProblem] = []
     try:
-        records = list(csv.reader(io.StringIO(text), delimiter=delim))
+        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
     except csv.Error as exc:
-        df0, _ = frame_from_rows([], [], 2)
-        return RawTable(table, df0), [ReadProblem("EC00-01", "unreadable_table", table=table,
-                                                  params={"table": table, "reason": str(exc)})]
+        return None, [ReadProblem("EC00-01", "unreadable_table", table=table,
+                                  params={"table": table, "reason": str(exc)})]
     if not records:
         df0, _ = frame_from_rows([], [], 2)
         return RawTable(table, df0), []
     header, rows = records[0], records[1:]
     width = len(header)
+    if width > limits.max_columns:
+        return _refused(table, "too_many_columns", columns=width, limit=limits.max_columns)
     good, dropped = [], 0
     for i, row in enumerate(rows):
         if len(row) > width and any(v.strip() for v in row[width:]):
@@ -127,4 +180,6 @@ def _parse_with_csv_module(table: str, text: str, delim: str) -> tuple[RawTable,
         else:
             good.append(row)
     df, _ = frame_from_rows(header, good, first_row=2)
+    if len(df) + dropped > limits.max_rows:
+        return _refused(table, "too_many_rows", rows=len(df) + dropped, limit=limits.max_rows)
     return RawTable(table, df, rows_read=len(df) + dropped, rows_dropped=dropped), problems

@@ -40,6 +40,16 @@ class ReadProblem:
     params: dict = field(default_factory=dict, hash=False, compare=False)
 
 
+@dataclass(frozen=True)
+class RawFormula:
+    """A workbook cell holding a formula, in a column of the table."""
+
+    column: str           # canonical column name
+    row: int              # source row
+    cell: str             # Excel reference, `F12`
+    has_value: bool       # Excel saved its result (used as the cell's value)
+
+
 @dataclass
 class RawTable:
     """One table as text. `df` has one str column per canonical source column
@@ -50,6 +60,8 @@ class RawTable:
     letters: dict[str, str] | None = None   # column → Excel column letter (workbooks)
     rows_read: int = 0
     rows_dropped: int = 0                    # read but unusable as a row (shape)
+    header_row: int = 1
+    formulas: list[RawFormula] = field(default_factory=list)
 
     @property
     def columns(self) -> list[str]:
@@ -66,13 +78,14 @@ class RawCarnet:
     unreadable: bool = False
 
 
-def frame_from_rows(header: list, rows: list[list], first_row: int) -> tuple[pd.DataFrame, dict[str, int]]:
+def frame_from_rows(header: list, rows: list[list], first_row: int,
+                    keep_rows: set[int] | frozenset = frozenset()) -> tuple[pd.DataFrame, dict[str, int]]:
     """Build a text frame from a header and data rows.
 
     Columns are canonicalised; the first of two columns with the same name
     wins, nameless columns are dropped. Entirely empty rows are skipped (they
-    are not rows of the carnet). Returns the frame and the chosen source index
-    of every kept column.
+    are not rows of the carnet) unless their source row is in `keep_rows`.
+    Returns the frame and the chosen source index of every kept column.
     """
     keep: dict[str, int] = {}
     for i, name in enumerate(header):
@@ -82,7 +95,7 @@ def frame_from_rows(header: list, rows: list[list], first_row: int) -> tuple[pd.
     data = {name: [] for name in keep}
     row_numbers = []
     for offset, row in enumerate(rows):
-        if not any(str(v).strip() for v in row if v is not None):
+        if not any(str(v).strip() for v in row if v is not None) and first_row + offset not in keep_rows:
             continue
         for name, i in keep.items():
             v = row[i] if i < len(row) else ""
@@ -101,4 +114,14 @@ def sha256_of(parts: list[tuple[str, bytes]]) -> str:
     for name, data in parts:
         h.update(name.encode("utf-8") + b"\0")
         h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def sha256_of_digests(parts: list[tuple[str, bytes]]) -> str:
+    """The CSV-folder hash of `sha256_of`, from each file's own SHA-256 digest
+    (so a file is hashed in blocks, never held whole)."""
+    h = hashlib.sha256()
+    for name, digest in parts:
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(digest)
     return h.hexdigest()
