@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -27,18 +28,40 @@ class CarnetJob:
     id: str             # output sub-folder
 
 
+# Names the batch writes beside the carnet folders, and names Windows refuses.
+RESERVED_IDS = {"index.html", "summary.json", "con", "prn", "aux", "nul",
+                *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+MAX_ID_LENGTH = 120   # well under the 255 bytes of a file name, with room for `-2`
+
+
 def carnet_id(relative: str) -> str:
-    """outputs.md: `/` → `__`, anything outside [A-Za-z0-9._-] → `_`; never `.` or `..`."""
+    """outputs.md: `/` → `__`, anything outside [A-Za-z0-9._-] → `_`.
+
+    So an id is one plain path component: never empty, `.` or `..`, never a
+    name the batch writes itself (`index.html`) or Windows reserves (`CON`),
+    and short enough for any file system (a long id keeps its start and ends
+    with a hash of the whole path, so two long ids stay distinct).
+    """
     cid = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("\\", "/").replace("/", "__"))
     if cid.strip(".") == "":
         cid = cid.replace(".", "_") or "_"
+    if cid.lower() in RESERVED_IDS or cid.split(".")[0].lower() in RESERVED_IDS:
+        cid = f"_{cid}"
+    if len(cid) > MAX_ID_LENGTH:
+        digest = hashlib.sha256(relative.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        cid = f"{cid[:MAX_ID_LENGTH - 13]}_{digest}"
     return cid
 
 
 def plan(paths: list[Path]) -> list[CarnetJob]:
-    """The carnets to audit, with unique output ids, in a stable order."""
+    """The carnets to audit, with unique output ids, in a stable order.
+
+    Ids are unique case-insensitively (two carnets `A` and `a` would share a
+    folder on macOS or Windows), and a `-2` suffix never takes an id that
+    another carnet has on its own.
+    """
     jobs: list[CarnetJob] = []
-    seen: dict[str, int] = {}
+    taken: set[str] = set()
     for given in paths:
         found = discover(given)
         for p in found:
@@ -47,11 +70,12 @@ def plan(paths: list[Path]) -> list[CarnetJob]:
             else:
                 rel = p.relative_to(given).as_posix()
                 shown = (given / rel).as_posix()
-            cid = carnet_id(rel)
-            n = seen.get(cid, 0)
-            seen[cid] = n + 1
-            if n:
-                cid = f"{cid}-{n + 1}"
+            base = carnet_id(rel)
+            cid, n = base, 1
+            while cid.lower() in taken:
+                n += 1
+                cid = f"{base}-{n}"
+            taken.add(cid.lower())
             jobs.append(CarnetJob(p, shown, cid))
     return jobs
 
