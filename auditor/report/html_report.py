@@ -1,18 +1,51 @@
-"""report.html: a self-contained page (inline CSS, no network)."""
+"""report.html and index.html: self-contained pages (inline CSS and script,
+no network), rendered from the view model by the templates in
+auditor/templates/."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
+
+from auditor.engine import AuditResult
+from auditor.money import format_cents
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("auditor", "templates"),
-                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
-                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(loader=PackageLoader("auditor", "templates"),
+                      autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    register_filters(env)
+    return env
+
+
+def register_filters(env: Environment) -> None:
+    """The one place filters are declared. Views pre-format nearly everything;
+    `cents` is there for partials that receive raw amounts."""
+    env.filters["cents"] = _cents
+
+
+@pass_context
+def _cents(context, cents) -> str:
+    return format_cents(cents, context.get("lang", "fr"))
 
 
 def render(template: str, view: dict) -> str:
     return environment().get_template(template).render(**view)
+
+
+def render_report(result: AuditResult, source_path: str, generated_at: str,
+                  findings_file: str | None = "findings.json") -> str:
+    """report.html for one audited carnet (language: the result's)."""
+    from auditor.report.view import report_view
+
+    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file))
+
+
+def render_index(summary_doc: dict, lang: str) -> str:
+    """index.html of a batch, from the summary.json document."""
+    from auditor.report.view import index_view
+
+    return render("index.html.j2", index_view(summary_doc, lang))
