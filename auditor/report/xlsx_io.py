@@ -1,0 +1,89 @@
+"""What the two workbook writers (annotated.xlsx, the blank template) share:
+text that can never become a formula, severity fills, deterministic saving."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.styles import PatternFill
+
+# Excel would treat these leading characters as the start of a formula when
+# the cell is edited (CSV/formula injection).
+FORMULA_START = ("=", "+", "-", "@")
+MAX_CELL_TEXT = 32767
+SHEET_NAME_BAD = re.compile(r"[\[\]:*?/\\]")
+
+FILLS = {
+    "error": PatternFill(fill_type="solid", fgColor="FFF4C7C3"),
+    "warning": PatternFill(fill_type="solid", fgColor="FFFCE8B2"),
+    "info": PatternFill(fill_type="solid", fgColor="FFD9E7F5"),
+}
+
+
+def put_text(cell, value) -> None:
+    """Write `value` as plain text: never a formula, whatever it starts with.
+
+    openpyxl turns a string starting with `=` into a formula; resetting the
+    type to `s` stores it as a string, and quotePrefix keeps Excel from
+    re-reading it as a formula when someone edits the cell.
+    """
+    if value is None:
+        cell.value = None
+        return
+    text = ILLEGAL_CHARACTERS_RE.sub("\ufffd", str(value))[:MAX_CELL_TEXT]
+    cell.value = text
+    cell.data_type = "s"
+    if text.startswith(FORMULA_START):
+        cell.quotePrefix = True
+
+
+def unique_sheet_title(existing: list[str], wanted: str) -> str:
+    """A valid sheet name (≤ 31 characters, no []:*?/\\) not already taken;
+    Excel compares sheet names case-insensitively."""
+    base = SHEET_NAME_BAD.sub("_", wanted).strip("'")[:31] or "_"
+    taken = {t.casefold() for t in existing}
+    title, n = base, 1
+    while title.casefold() in taken:
+        n += 1
+        suffix = f" ({n})"
+        title = base[:31 - len(suffix)] + suffix
+    return title
+
+
+def stamp_from(generated_at: str) -> datetime:
+    """The report's one timestamp (`2026-01-01T00:00:00Z`) as a naive UTC datetime."""
+    return datetime.strptime(generated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).replace(tzinfo=None)
+
+
+def save_deterministic(wb, path: Path, generated_at: str) -> Path:
+    """Save so that the same workbook gives the same bytes: openpyxl stamps
+    docProps/core.xml and every zip entry with the wall clock."""
+    moment = stamp_from(generated_at)
+    wb.properties.creator = "ecarte-auditor"
+    wb.properties.lastModifiedBy = "ecarte-auditor"
+    wb.properties.created = moment
+    buf = io.BytesIO()
+    wb.save(buf)
+    iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+    # Zip timestamps cannot go below 1980.
+    zip_time = (max(moment.year, 1980), moment.month, moment.day, moment.hour, moment.minute, moment.second)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zin, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                data = re.sub(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", iso, data)
+            entry = zipfile.ZipInfo(info.filename, date_time=zip_time)
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            entry.external_attr = 0o644 << 16
+            zout.writestr(entry, data)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(out.getvalue())
+    return path
