@@ -1,59 +1,340 @@
-"""Articles 66-1, 59, 56-1, 82 and 83: the tickets that represent the levy."""
+"""Articles 66-1, 59, 56-1, 82 and 83: the tickets that represent the levy.
+
+This module holds the ticket ledger, the views of the tickets table that every
+ticket rule shares, built once per carnet. The rules are in `tickets_amounts`
+(amounts per coup and séance), `tickets_series` (the numbering of each value)
+and `tickets_books` (the register of books).
+
+Runs are never expanded to one row per ticket: a value's numbers are handled
+as intervals encoded in one int64 key, `value code × stride + number`, so that
+one sorted array holds every value and a cumulative maximum or a binary search
+never crosses from one value to the next.
+"""
 
 from __future__ import annotations
 
-from typing import Iterator
+import weakref
+from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
-from auditor.model import Cents, Violation
-from auditor.registry import check
 
-PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
+PHASES = ("avant", "apres")            # phase codes of `TicketLedger.rows`: 0 avant, 1 apres
+NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
 
 
-def ticket_face_values(carnet: Carnet) -> pd.DataFrame:
-    """Face value detached per (séance, coup, phase), over runs, not tickets.
+def ints(s: pd.Series) -> np.ndarray:
+    """A nullable integer column as plain int64 (NA_INT where missing): grouping
+    on plain integers is many times faster than on nullable or text columns."""
+    return s.to_numpy(dtype=np.int64, na_value=NA_INT)
 
-    `unverifiable` marks a group with a run whose value, numbers or phase
-    could not be read (or whose `dernier` precedes `premier`).
+
+def texts(s: pd.Series) -> np.ndarray:
+    """A text column as a numpy object array, "" where missing (fast to compare)."""
+    return s.to_numpy(dtype=object, na_value="")
+
+
+def objects(values) -> np.ndarray:
+    """Integers as Python values, None where missing (never floats with NaN)."""
+    if isinstance(values, pd.Series):
+        return values.to_numpy(dtype=object, na_value=None)
+    values = np.asarray(values)
+    out = values.astype(object)
+    out[values == NA_INT] = None
+    return out
+
+
+# -- intervals -------------------------------------------------------------------
+
+def merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of key intervals sorted by start: disjoint, non-adjacent, sorted."""
+    if len(s) == 0:
+        return s[:0], e[:0]
+    cm = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > cm[:-1] + 1
+    first = np.flatnonzero(new)
+    last = np.r_[first[1:] - 1, len(s) - 1]
+    return s[first], cm[last]
+
+
+def overlaps(a_s, a_e, b_s, b_e):
+    """Every pair (i, j) where interval a[i] meets b[j], and their intersection.
+
+    `b` must be sorted by start with non-decreasing ends (merged intervals, or
+    books, which all have the same size). Returns i, j, start, end.
     """
-    t = carnet.df("tickets")
-    t = t[t["seance"].notna() & t["coup"].notna()]
-    count = (t["dernier"] - t["premier"] + 1).astype("Int64")
-    bad = t["valeur_cents"].isna() | count.isna() | (count < 1).fillna(True) | t["phase"].isna()
-    face = (t["valeur_cents"] * count).where(~bad, 0).fillna(0)
-    g = pd.DataFrame({"seance": t["seance"], "coup": t["coup"], "phase": t["phase"].fillna("?"),
-                      "face": face.astype("int64"), "unverifiable": bad.astype(bool)})
-    return g.groupby(["seance", "coup", "phase"], sort=False).agg(
-        face=("face", "sum"), unverifiable=("unverifiable", "any")).reset_index()
+    lo = np.searchsorted(b_e, a_s, "left")     # first b ending at or after a starts
+    hi = np.searchsorted(b_s, a_e, "right")    # first b starting after a ends
+    n = np.maximum(hi - lo, 0)
+    i = np.repeat(np.arange(len(a_s)), n)
+    j = lo[i] + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+    return i, j, np.maximum(a_s[i], b_s[j]), np.minimum(a_e[i], b_e[j])
 
 
-@check("EC661-01", needs=("coups", "tickets"))
-def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
-    """The tickets detached for a coup and phase add up to the recorded levy.
+def gaps(s: np.ndarray, e: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Holes between consecutive merged intervals of the same value: start,
+    end, and the key where numbers resume after the hole."""
+    same = (s[1:] // stride) == (e[:-1] // stride)
+    return e[:-1][same] + 1, s[1:][same] - 1, s[1:][same]
 
-    Why: art. 66-1 — tickets represent the levy; a levy without its tickets escapes the count.
-    Non-compliant: 1,50 € recorded, tickets for 1,00 € detached.
-    Compliant: 1,50 € recorded, one 1 € ticket and five 0,10 € tickets.
+
+# -- the ledger ------------------------------------------------------------------
+
+class TicketLedger:
+    """The tickets of one carnet as runs of numbers, with the views the rules share.
+
+    `runs` keeps the rows whose value is one of the profile's and whose
+    numbers lie in 1 … ticket_number_max with premier ≤ dernier (the others
+    are reported by EC82-01/02 and left out of the series rules).
     """
-    coups = carnet.df("coups")
-    coups = coups[coups["seance"].notna() & coups["coup"].notna()]
-    faces = ticket_face_values(carnet)
-    skip = carnet.coup_amounts.loc[coups.index, "unverifiable"]
-    coups = coups[~skip.to_numpy()]
-    for phase, column in PHASE_LEVY.items():
-        rec = coups[["seance", "coup", "_row", column]].rename(columns={column: "recorded"})
-        f = faces[faces["phase"] == phase]
-        m = rec.merge(f, on=["seance", "coup"], how="left")
-        m["face"] = m["face"].fillna(0).astype("int64")
-        m = m[m["recorded"].notna() & ~m["unverifiable"].fillna(False).astype(bool)]
-        wrong = m[(m["face"] != m["recorded"])]
-        yield from emit(wrong, lambda r, p=phase, col=column: Violation(
-            table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"], kind=p,
-            expected=Cents(r["recorded"]), found=Cents(r["face"]),
-            impact_cents=max(r["recorded"] - r["face"], 0),
-            params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
+
+    def __init__(self, carnet: Carnet, profile: Profile):
+        # Frames only, never the carnet: the cache below must not keep it alive.
+        self.table = carnet.df("tickets")
+        self.register = carnet.df("carnets_tickets") if "carnets_tickets" in carnet.tables else None
+        self.values = np.array(sorted(set(profile.ticket_values_cents)), dtype=np.int64)
+        self.book_size = int(profile.book_size)
+        self.max = int(profile.ticket_number_max)
+        self.stride = self.max + 2       # keys of two values are never adjacent
+
+    # -- keys ------------------------------------------------------------------
+    def number(self, key) -> np.ndarray:
+        return np.asarray(key) % self.stride
+
+    def valeur(self, key) -> np.ndarray:
+        return self.values[np.asarray(key) // self.stride]
+
+    # -- rows ------------------------------------------------------------------
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """Every tickets row (same positions as the table) as plain int64 columns:
+        seance, coup, valeur_cents, premier, dernier (NA_INT where unreadable);
+        phase 0 avant, 1 apres, -1 unreadable; count and face (0 unless
+        `readable`: value and numbers read, premier ≤ dernier); pos, the rank
+        in carnet order (séance, coup, avant before apres, row)."""
+        t = self.table
+        seance, coup = ints(t["seance"]), ints(t["coup"])
+        valeur, first, last = ints(t["valeur_cents"]), ints(t["premier"]), ints(t["dernier"])
+        phase = texts(t["phase"])
+        phase = np.where(phase == "avant", 0, np.where(phase == "apres", 1, -1)).astype(np.int64)
+        known = (first != NA_INT) & (last != NA_INT)
+        count = np.zeros(len(t), dtype=np.int64)
+        count[known] = last[known] - first[known] + 1
+        readable = (valeur != NA_INT) & (count >= 1)
+        count[~readable] = 0
+        face = np.where(readable, valeur, 0) * count
+        row = t["_row"].to_numpy(np.int64)
+        big = np.iinfo(np.int64).max      # missing séance/coup/phase sort last
+        sort = np.lexsort((row, np.where(phase < 0, 2, phase), np.where(coup == NA_INT, big, coup),
+                           np.where(seance == NA_INT, big, seance)))
+        pos = np.empty(len(t), dtype=np.int64)
+        pos[sort] = np.arange(len(t))
+        return pd.DataFrame({"seance": seance, "coup": coup, "phase": phase, "valeur_cents": valeur,
+                             "premier": first, "dernier": last, "count": count, "face": face,
+                             "readable": readable, "_row": row, "pos": pos})
+
+    @cached_property
+    def by_phase(self) -> pd.DataFrame:
+        """One row per (séance, coup, phase) of the rows with a séance and a coup,
+        in carnet order: face, count, `unreadable` (a row's value, numbers or
+        phase could not be read), `off_profile` (a value not in the profile),
+        `_row` and `pos` of its first row, `coup_id` numbering the coups."""
+        r = self.rows
+        o = np.empty(len(r), dtype=np.int64)
+        o[r["pos"].to_numpy()] = np.arange(len(r))     # carnet order: groups are contiguous
+        col = {k: r[k].to_numpy()[o] for k in ("seance", "coup", "phase", "valeur_cents", "count", "face",
+                                               "readable", "_row", "pos")}
+        keep = (col["seance"] != NA_INT) & (col["coup"] != NA_INT)
+        col = {k: v[keep] for k, v in col.items()}
+        if not keep.any():
+            return pd.DataFrame({k: np.array([], dtype=np.int64) for k in (
+                "seance", "coup", "phase", "face", "count", "unreadable", "off_profile", "_row", "pos", "coup_id")})
+        s, c, ph = col["seance"], col["coup"], col["phase"]
+        new_coup = np.r_[True, (s[1:] != s[:-1]) | (c[1:] != c[:-1])]
+        first = np.flatnonzero(new_coup | np.r_[True, ph[1:] != ph[:-1]])
+        return pd.DataFrame({
+            "seance": s[first], "coup": c[first], "phase": ph[first],
+            "face": np.add.reduceat(col["face"], first), "count": np.add.reduceat(col["count"], first),
+            "unreadable": np.maximum.reduceat(~col["readable"] | (ph < 0), first),
+            "off_profile": np.maximum.reduceat(~np.isin(col["valeur_cents"], self.values), first),
+            "_row": np.minimum.reduceat(col["_row"], first), "pos": col["pos"][first],
+            "coup_id": np.cumsum(new_coup)[first] - 1})
+
+    @cached_property
+    def runs(self) -> pd.DataFrame:
+        r = self.rows
+        p, d, v = r["premier"].to_numpy(), r["dernier"].to_numpy(), r["valeur_cents"].to_numpy()
+        ok = np.isin(v, self.values) & (p >= 1) & (d <= self.max) & (p <= d) & (p != NA_INT) & (d != NA_INT)
+        r = r.loc[ok, ["seance", "coup", "phase", "valeur_cents", "premier", "dernier", "_row", "pos"]]
+        r = r.reset_index(drop=True)
+        vid = np.searchsorted(self.values, r["valeur_cents"].to_numpy())
+        r["ks"] = vid * self.stride + r["premier"].to_numpy()
+        r["ke"] = vid * self.stride + r["dernier"].to_numpy()
+        return r
+
+    def located(self, idx, **columns) -> pd.DataFrame:
+        """Where runs `idx` are (séance, coup, row), beside the given columns."""
+        r = self.runs
+        idx = np.asarray(idx, dtype=np.int64)
+        return pd.DataFrame({"seance": objects(r["seance"].to_numpy()[idx]),
+                             "coup": objects(r["coup"].to_numpy()[idx]), "_row": r["_row"].to_numpy()[idx],
+                             **columns})
+
+    # -- number order ----------------------------------------------------------
+    @cached_property
+    def by_number(self) -> dict[str, np.ndarray]:
+        """Runs sorted by key (ties in carnet order), with the running maximum
+        of their ends (`reach`) and the run that reaches it (`reacher`)."""
+        r = self.runs
+        ks, ke, pos = r["ks"].to_numpy(), r["ke"].to_numpy(), r["pos"].to_numpy()
+        idx = np.lexsort((pos, ks))
+        ks, ke = ks[idx], ke[idx]
+        if len(ks) == 0:
+            return {"idx": idx, "ks": ks, "ke": ke, "reach": ke, "reacher": idx}
+        reach = np.maximum.accumulate(ke)
+        reacher = np.maximum.accumulate(np.where(ke == reach, np.arange(len(ke)), 0))
+        return {"idx": idx, "ks": ks, "ke": ke, "reach": reach, "reacher": idx[reacher]}
+
+    def covering(self, keys) -> np.ndarray:
+        """For used numbers (keys), a run that holds each."""
+        b = self.by_number
+        j = np.searchsorted(b["ks"], np.asarray(keys, dtype=np.int64), "right") - 1
+        return b["reacher"][j]
+
+    @cached_property
+    def used(self) -> tuple[np.ndarray, np.ndarray]:
+        """The numbers used, as merged intervals of keys."""
+        b = self.by_number
+        return merge(b["ks"], b["ke"])
+
+    @cached_property
+    def duplicates(self) -> pd.DataFrame:
+        """Numbers detached again: s, e (keys), `at` the later detachment in
+        carnet order, `other` the earlier. Each extra use is counted once."""
+        b = self.by_number
+        if len(b["ks"]) < 2:
+            return pd.DataFrame({c: np.array([], dtype=np.int64) for c in ("s", "e", "at", "other")})
+        prev_reach, prev_reacher = b["reach"][:-1], b["reacher"][:-1]
+        hit = b["ks"][1:] <= prev_reach
+        run = b["idx"][1:][hit]
+        partner = prev_reacher[hit]
+        pos = self.runs["pos"].to_numpy()
+        later = pos[run] > pos[partner]
+        return pd.DataFrame({"s": b["ks"][1:][hit], "e": np.minimum(b["ke"][1:][hit], prev_reach[hit]),
+                             "at": np.where(later, run, partner), "other": np.where(later, partner, run)})
+
+    @cached_property
+    def first_new(self) -> np.ndarray:
+        """Per run, the key of its lowest number not detached before it in
+        carnet order (past its end when the whole run repeats earlier tickets)."""
+        r = self.runs
+        g = r["ks"].to_numpy().copy()
+        d = self.duplicates
+        if len(d):
+            at = d["at"].to_numpy()
+            # Regroup each run's repeated stretches on their own key space, merge them,
+            # and follow the stretch that starts at the run's first number.
+            key_s = at * self.stride + d["s"].to_numpy() % self.stride
+            key_e = at * self.stride + d["e"].to_numpy() % self.stride
+            o = np.argsort(key_s, kind="stable")
+            ms, me = merge(key_s[o], key_e[o])
+            owner = ms // self.stride
+            first = np.r_[True, owner[1:] != owner[:-1]]
+            owner, ms, me = owner[first], ms[first] % self.stride, me[first] % self.stride
+            starts_run = ms == r["premier"].to_numpy()[owner]
+            g[owner[starts_run]] += me[starts_run] - ms[starts_run] + 1
+        return g
+
+    # -- books -----------------------------------------------------------------
+    @cached_property
+    def books(self) -> pd.DataFrame | None:
+        """Books of the register (carnets_tickets), one per value and first
+        number, sorted: ks, ke keys (within 1 … max) and the register's row."""
+        if self.register is None:
+            return None
+        b = self.register
+        ok = (b["valeur_cents"].isin(self.values) & b["premier"].notna()).fillna(False).to_numpy(bool)
+        b = b[ok]
+        cols = [c for c in ("valeur_cents", "premier", "mise_en_service", "paraphe", "_row") if c in b.columns]
+        b = b[cols].drop_duplicates(["valeur_cents", "premier"], keep="first")
+        first = b["premier"].to_numpy(np.int64)
+        last = first + self.book_size - 1
+        keep = (last >= 1) & (first <= self.max)
+        b = b[keep].assign(last=last[keep])
+        vid = np.searchsorted(self.values, b["valeur_cents"].to_numpy(np.int64))
+        b = b.assign(ks=vid * self.stride + np.maximum(b["premier"].to_numpy(np.int64), 1),
+                     ke=vid * self.stride + np.minimum(b["last"].to_numpy(np.int64), self.max))
+        return b.sort_values(["ks", "ke"], kind="stable").reset_index(drop=True)
+
+    @cached_property
+    def started_books(self) -> tuple[np.ndarray, np.ndarray]:
+        """Key intervals of the books this carnet draws from (merged): the
+        registered books holding a used number, else the aligned blocks of
+        `book_size` (art. 82) holding one."""
+        us, ue = self.used
+        if self.books is not None:
+            bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
+            j = np.searchsorted(ue, bs, "left")
+            started = j < len(us)
+            started[started] = us[j[started]] <= be[started]
+            return merge(bs[started], be[started])
+        size, stride = self.book_size, self.stride
+        vid, first, last = us // stride, (us % stride - 1) // size, (ue % stride - 1) // size
+        n = last - first + 1
+        block = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+        vid = np.repeat(vid, n)
+        start = vid * stride + block * size + 1
+        end = vid * stride + np.minimum((block + 1) * size, self.max)
+        o = np.argsort(start, kind="stable")
+        return merge(start[o], end[o])
+
+    @cached_property
+    def used_in_books(self) -> tuple[np.ndarray, np.ndarray]:
+        """The used numbers that lie in a started book (all of them without a register)."""
+        us, ue = self.used
+        if self.books is None:
+            return us, ue
+        bs, be = self.started_books
+        _, _, s, e = overlaps(us, ue, bs, be)
+        return merge(s, e)
+
+    @cached_property
+    def book_pairs(self) -> pd.DataFrame:
+        """Every (run, book) where the run draws tickets from a registered book:
+        run, book (row of `books`), count of the run's tickets in it, pos of the run."""
+        r, b = self.runs, self.books
+        i, j, s, e = overlaps(r["ks"].to_numpy(), r["ke"].to_numpy(), b["ks"].to_numpy(), b["ke"].to_numpy())
+        return pd.DataFrame({"run": i, "book": j, "count": e - s + 1, "pos": r["pos"].to_numpy()[i]})
+
+    def book_of(self, keys) -> tuple[np.ndarray, np.ndarray]:
+        """First and last key of the book holding each key (the highest-starting
+        registered book, or the aligned block); -1 where no book holds it."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if self.books is None:
+            base = keys - keys % self.stride
+            block = (keys % self.stride - 1) // self.book_size
+            return base + block * self.book_size + 1, base + np.minimum((block + 1) * self.book_size, self.max)
+        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
+        if len(bs) == 0:
+            return np.full(len(keys), -1), np.full(len(keys), -1)
+        j = np.searchsorted(bs, keys, "right") - 1
+        ok = (j >= 0) & (be[np.maximum(j, 0)] >= keys)
+        return np.where(ok, bs[np.maximum(j, 0)], -1), np.where(ok, be[np.maximum(j, 0)], -1)
+
+
+_LEDGERS: dict[tuple[int, Profile], TicketLedger] = {}
+
+
+def ledger(carnet: Carnet, profile: Profile) -> TicketLedger:
+    """The carnet's ledger, built once for all the ticket rules of one audit."""
+    key = (id(carnet), profile)
+    got = _LEDGERS.get(key)
+    if got is None:
+        got = _LEDGERS[key] = TicketLedger(carnet, profile)
+        # Forget it with the carnet, so that a reused id never finds a stale ledger.
+        weakref.finalize(carnet, _LEDGERS.pop, key, None)
+    return got

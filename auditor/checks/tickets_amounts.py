@@ -1,0 +1,128 @@
+"""Articles 66-1, 59 and 56-1: the tickets' amounts per coup and per séance."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from auditor.carnet import Carnet
+from auditor.catalogue import Profile
+from auditor.checks._util import emit
+from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
+from auditor.model import Cents, Violation
+from auditor.registry import check
+
+PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
+
+
+def _coups_keys(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows whose keys are all read, with the keys as plain int64 (to join `rows`)."""
+    df = df[df[keys].notna().all(axis=1)]
+    return df.assign(**{k: ints(df[k]) for k in keys})
+
+
+@check("EC661-01", needs=("coups", "tickets"))
+def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The tickets detached for a coup and phase add up to the recorded levy.
+
+    Why: art. 66-1 — tickets represent the levy; a levy without its tickets escapes the count.
+    Non-compliant: 1,50 € recorded, tickets for 1,00 € detached.
+    Compliant: 1,50 € recorded, one 1 € ticket and five 0,10 € tickets.
+    """
+    # A phase with a run whose value, numbers or phase cannot be read is unverifiable.
+    faces = ledger(carnet, profile).by_phase[["seance", "coup", "phase", "face", "unreadable"]]
+    coups = carnet.df("coups")
+    coups = coups[~carnet.coup_amounts["unverifiable"].to_numpy(bool)]
+    coups = _coups_keys(coups, ["seance", "coup"])
+    for code, phase in enumerate(PHASES):
+        column = PHASE_LEVY[phase]
+        rec = coups.loc[coups[column].notna(), ["seance", "coup", "_row", column]].rename(columns={column: "recorded"})
+        m = rec.merge(faces[faces["phase"] == code], on=["seance", "coup"], how="left")
+        m = m[(m["unreadable"] != 1).to_numpy()]     # missing after the join: no ticket, nothing unreadable
+        m["face"] = m["face"].fillna(0).astype("int64")
+        wrong = m[(m["face"] != m["recorded"]).to_numpy(bool)]
+        yield from emit(wrong, lambda r, p=phase, col=column: Violation(
+            table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"], kind=p,
+            expected=Cents(r["recorded"]), found=Cents(r["face"]),
+            impact_cents=max(r["recorded"] - r["face"], 0),
+            params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
+
+
+@check("EC661-02", needs=("tickets",))
+def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """A coup's tickets (per phase) are the fewest that make their amount with the séance's values.
+
+    Why: art. 66-1 and 59 — the employee detaches the tickets *necessary*; extra small tickets blur the count.
+    Non-compliant: ten 0,10 € tickets for 1,00 € in a séance where 1 € tickets are used.
+    Compliant: ten 0,10 € tickets for 1,00 € in a séance that uses no 1 € ticket.
+    """
+    led = ledger(carnet, profile)
+    r = led.rows
+    # Values seen among the séance's tickets, both phases (spec, clarification on EC661-02).
+    seen = r.loc[(r["seance"].to_numpy() != NA_INT) & np.isin(r["valeur_cents"].to_numpy(), led.values),
+                 ["seance", "valeur_cents"]].drop_duplicates()
+    groups = led.by_phase
+    # One unreadable row (value, numbers or phase) makes its whole coup unverifiable.
+    bad = (groups["unreadable"] | groups["off_profile"]).to_numpy()
+    coup_bad = np.bincount(groups["coup_id"].to_numpy(), weights=bad.astype(np.int64)) > 0
+    groups = groups[~coup_bad[groups["coup_id"].to_numpy()]]
+    rest = groups["face"].to_numpy().copy()
+    fewest = np.zeros(len(groups), dtype=np.int64)
+    for value in led.values[::-1]:     # a loop over the ≤ 4 values; greedy is optimal for 10/100/1000/10000
+        has = groups["seance"].isin(seen.loc[seen["valeur_cents"] == value, "seance"]).to_numpy(bool)
+        n = np.where(has, rest // value, 0)
+        rest -= n * value
+        fewest += n
+    hit = groups.assign(fewest=fewest)[(rest == 0) & (groups["count"].to_numpy() > fewest)]
+    yield from emit(hit.sort_values("pos"), lambda r: Violation(
+        table="tickets", row=r["_row"], column="valeur_cents", seance=r["seance"], coup=r["coup"],
+        kind=PHASES[r["phase"]], expected=str(r["fewest"]), found=str(r["count"]),
+        params={"count": r["count"], "fewest": r["fewest"], "face_cents": r["face"]}))
+
+
+@check("EC59-01", needs=("tickets",))
+def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """No more than three ticket values are used at the table in one séance.
+
+    Why: art. 59 (applied by art. 66-1) — at most three values in service at once at one table.
+    Non-compliant: 0,10 €, 1 €, 10 € and 100 € tickets all detached in séance 2.
+    Compliant: 0,10 €, 1 € and 10 € tickets in séance 2, 100 € tickets only in séance 3.
+    """
+    r = ledger(carnet, profile).rows
+    r = r[(r["seance"] != NA_INT) & (r["valeur_cents"] != NA_INT)].sort_values("pos", kind="stable")
+    firsts = r.drop_duplicates(["seance", "valeur_cents"], keep="first")
+    n = firsts.groupby("seance", sort=False)["valeur_cents"].transform("size")
+    rank = firsts.groupby("seance", sort=False).cumcount()
+    most = profile.max_ticket_values_per_seance
+    # Located where the first value beyond the limit appears.
+    hit = firsts.assign(n=n)[(rank == most).to_numpy()]
+    yield from emit(hit, lambda r: Violation(
+        table="tickets", row=r["_row"], column="valeur_cents", seance=r["seance"],
+        coup=None if r["coup"] == NA_INT else r["coup"], expected=f"≤ {most}", found=str(r["n"]),
+        params={"count": r["n"], "max": most, "valeur_cents": r["valeur_cents"]}))
+
+
+@check("EC561-03", needs=("tickets", "seances.cagnotte"))
+def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The cagnotte counted for a séance equals the face value of the tickets detached in it.
+
+    Why: art. 56-1 — the stubs of a séance's tickets give its cagnotte; money without stubs is unexplained.
+    Non-compliant: tickets for 12,50 € detached in séance 3, cagnotte counted 12,00 €.
+    Compliant: tickets for 12,50 €, cagnotte 12,50 €.
+    """
+    r = ledger(carnet, profile).rows
+    per = r[r["seance"] != NA_INT].groupby("seance").agg(face=("face", "sum"), readable=("readable", "min"))
+    s = _coups_keys(carnet.df("seances"), ["seance"])
+    s = s[s["cagnotte_cents"].notna()]
+    m = s.merge(per, how="left", left_on="seance", right_index=True)
+    m["face"] = m["face"].fillna(0).astype("int64")
+    # A séance with an unreadable ticket row cannot be totalled (its EC00-02 is reported).
+    m = m[(m["readable"] != 0).to_numpy()]     # missing after the join: a séance without tickets
+    hit = m[(m["face"] != m["cagnotte_cents"]).to_numpy(bool)]
+    yield from emit(hit, lambda r: Violation(
+        table="seances", row=r["_row"], column="cagnotte_cents", seance=r["seance"],
+        expected=Cents(r["face"]), found=Cents(r["cagnotte_cents"]),
+        impact_cents=max(r["face"] - r["cagnotte_cents"], 0),
+        params={"face_cents": r["face"], "counted_cents": r["cagnotte_cents"]}))
