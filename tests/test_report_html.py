@@ -378,3 +378,25 @@ def test_no_text_outside_the_catalogue(template):
     stripped = re.sub(r'[\w-]+="[^"]*"', " ", stripped)   # attributes given by a block
     words = {w.lower() for w in re.findall(r"[^\W\d_]{2,}", stripped)}
     assert words <= ALLOWED_WORDS, f"{template}: {sorted(words - ALLOWED_WORDS)} should come from i18n/*.toml"
+
+
+def test_index_shows_cross_carnet_findings(breached):
+    result = breached[0]
+    entries = [{"id": cid, "path": f"lot/{cid}", "verdict": "error", "carnet": {"casino": XSS, "table": n},
+                "summary": result.summary, "report": f"{cid}/report.html"} for n, cid in ((3, "t3"), (5, "t5"))]
+    doc = _batch(entries)
+    # The shape auditor/crosscheck.py gives summary.json.
+    doc["cross_carnet_findings"] = [{
+        "code": "EC82-03", "severity": "error", "article": "82", "message": "Ticket <b>détaché</b> deux fois",
+        "casino": XSS, "valeur_cents": 100, "first": 1201, "last": 1203,
+        "carnets": [{"id": "t3", "path": "lot/t3", "table": 3, "seance": 1, "coup": 4, "row": 9},
+                    {"id": "t5", "path": "lot/t5", "table": 5, "seance": 2, "coup": 1, "row": 3}],
+        "impact_cents": 0}]
+    dom = parse_strict(render_index(doc, "fr"))
+    rows = dom.findall(".//table[@id='cross']/tbody/tr")
+    assert len(rows) == 1 and not dom.findall(".//b")
+    c = cells(rows[0])
+    assert c[0] == "EC82-03" and c[2] == "Ticket <b>détaché</b> deux fois"
+    links = rows[0].findall(".//a")
+    assert [a.get("href") for a in links] == ["t3/report.html", "t5/report.html"]
+    assert text(links[0]) == "lot/t3 (table 3) : séance 1, coup 4, ligne 9"

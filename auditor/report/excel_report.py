@@ -29,7 +29,7 @@ from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
 from auditor.report.view import article_text
-from auditor.report.xlsx_io import FILLS, FORMULA_START, put_text, save_deterministic, unique_sheet_title
+from auditor.report.xlsx_io import FILLS, FORMULA_START, put_text, unique_sheet_title, workbook_bytes
 
 AUTHOR = "ecarte-auditor"
 COMMENT_WIDTH = 360  # points; wide enough for a message on two or three lines
@@ -45,7 +45,16 @@ class SheetMap:
 
 def write_annotated(result: AuditResult, source_path: str | Path, out_path: str | Path,
                     lang: str | None = None, generated_at: str | None = None) -> Path:
-    """Write annotated.xlsx for one audited carnet.
+    """Write annotated.xlsx for one audited carnet (see `annotated_bytes`)."""
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(annotated_bytes(result, source_path, lang, generated_at))
+    return out
+
+
+def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | None = None,
+                    generated_at: str | None = None) -> bytes:
+    """annotated.xlsx for one audited carnet, as bytes (batch workers return files).
 
     source_path: the carnet as audited (an .xlsx/.xlsm file or a CSV folder);
     lang: labels of the added sheet and comments (default: the result's; the
@@ -57,13 +66,16 @@ def write_annotated(result: AuditResult, source_path: str | Path, out_path: str 
     lang = lang or result.lang
     lab = labels(lang)
     source = Path(source_path)
-    if source.is_dir():
-        wb, sheets = _workbook_from_csv(source)
+    if result.carnet.unreadable:
+        # The reader refused it (damaged, too large, a zip bomb…): never open it again here.
+        wb, sheets = _empty_workbook(), {}
+    elif source.is_dir():
+        wb, sheets = _workbook_from_csv(source, set(result.carnet.tables))
     else:
         wb, sheets = _workbook_copy(source)
     anchors = _annotate(wb, sheets, result.findings, lab, lang)
     _findings_sheet(wb, result.findings, anchors, lab, lang)
-    return save_deterministic(wb, Path(out_path), generated_at or now())
+    return workbook_bytes(wb, generated_at or now())
 
 
 # -- the carnet as a workbook ---------------------------------------------------
@@ -73,9 +85,7 @@ def _workbook_copy(path: Path) -> tuple[Workbook, dict[str, SheetMap]]:
         wb = load_workbook(path, keep_vba=False, keep_links=False, rich_text=False)
         cached = load_workbook(path, data_only=True, keep_links=False)
     except Exception:  # an unreadable carnet (EC00-01) still gets its list of findings
-        wb = Workbook()
-        wb.remove(wb.active)
-        return wb, {}
+        return _empty_workbook(), {}
     sheets: dict[str, SheetMap] = {}
     for ws in wb.worksheets:
         _drop_formulas(ws, cached[ws.title])
@@ -104,9 +114,16 @@ def _drop_formulas(ws, cached_ws) -> None:
                 cell.value = value
 
 
-def _workbook_from_csv(folder: Path) -> tuple[Workbook, dict[str, SheetMap]]:
+def _empty_workbook() -> Workbook:
     wb = Workbook()
     wb.remove(wb.active)
+    return wb
+
+
+def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[Workbook, dict[str, SheetMap]]:
+    """The tables the reader accepted (a file it refused, too large say, is not
+    read again), each rebuilt from its file as text."""
+    wb = _empty_workbook()
     sheets: dict[str, SheetMap] = {}
     files: dict[str, Path] = {}
     try:
@@ -116,6 +133,7 @@ def _workbook_from_csv(folder: Path) -> tuple[Workbook, dict[str, SheetMap]]:
     for p in entries:
         if p.is_file() and p.suffix.lower() == ".csv":
             files.setdefault(canonical_name(p.stem), p)   # the reader's choice of file
+    files = {t: p for t, p in files.items() if t in tables}
     bold = Font(bold=True)
     for table, p in sorted(files.items()):
         try:

@@ -345,13 +345,19 @@ def index_view(summary_doc: dict, lang: str) -> dict:
                      "impact_cents": s["impact_cents"], "report": e.get("report")})
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
+    reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
     cross = []
     for f in summary_doc.get("cross_carnet_findings") or []:
-        cross.append({"code": _s(f.get("code")), "severity": _s(f.get("severity")),
-                      "severity_text": lab.get(_s(f.get("severity")), _s(f.get("severity"))),
-                      "message": clip(f.get("message")),
-                      "carnets": ", ".join(_s(c) for c in f.get("carnets", [])) or _s(f.get("carnet")),
-                      "impact": format_cents(f.get("impact_cents") or 0, lang) if f.get("impact_cents") else ""})
+        places = []
+        for c in f.get("carnets") or []:
+            places.append({"text": lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")),
+                                                             seance=_s(c.get("seance")), coup=_s(c.get("coup")),
+                                                             row=_s(c.get("row"))),
+                           "href": reports.get(c.get("id"))})
+        sev = _s(f.get("severity"))
+        cross.append({"code": _s(f.get("code")), "severity": sev, "severity_text": lab.get(sev, sev),
+                      "message": clip(f.get("message")), "places": places,
+                      "impact": format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""})
     return {"lang": lang, "t": lab, "js_labels": js_labels(lab), "rows": rows, "tool_version": __version__,
             "generated_at": summary_doc["generated_at"], "cross": cross,
             "verdict_counts": [(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))

@@ -61,8 +61,15 @@ def stamp_from(generated_at: str) -> datetime:
 
 
 def save_deterministic(wb, path: Path, generated_at: str) -> Path:
-    """Save so that the same workbook gives the same bytes: openpyxl stamps
-    docProps/core.xml and every zip entry with the wall clock."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(workbook_bytes(wb, generated_at))
+    return path
+
+
+def workbook_bytes(wb, generated_at: str) -> bytes:
+    """The workbook's file, the same bytes for the same workbook: openpyxl
+    stamps docProps/core.xml and every zip entry with the wall clock."""
     moment = stamp_from(generated_at)
     wb.properties.creator = "ecarte-auditor"
     wb.properties.lastModifiedBy = "ecarte-auditor"
@@ -83,7 +90,4 @@ def save_deterministic(wb, path: Path, generated_at: str) -> Path:
             entry.compress_type = zipfile.ZIP_DEFLATED
             entry.external_attr = 0o644 << 16
             zout.writestr(entry, data)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(out.getvalue())
-    return path
+    return out.getvalue()
