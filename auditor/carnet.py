@@ -67,6 +67,18 @@ class Carnet:
     def df(self, table: str) -> pd.DataFrame:
         return self.tables[table].df
 
+    def unreadable_cells(self, table: str, field_name: str) -> pd.Series:
+        """Rows of `table` whose `field_name` cell could not be read (an EC00-02).
+
+        A <NA> there means "unreadable", not "empty": rules that report a
+        missing value skip those rows.
+        """
+        t = self.tables[table]
+        source = t.source_column(field_name)
+        rows = {v.row for code, v in self.problems
+                if code == "EC00-02" and v.table == table and v.column == source}
+        return t.df["_row"].isin(rows).astype(bool)
+
     @property
     def cover(self) -> dict:
         t = self.tables.get("carnet")
@@ -87,6 +99,14 @@ class Carnet:
 
     # -- derived amounts (defined once) -------------------------------------
     @cached_property
+    def chouette_state(self) -> pd.DataFrame:
+        """Runs, adjudications, sautes and remises per chouette coup, computed
+        once per carnet for the rules and the report (see auditor/chouette.py)."""
+        from auditor.chouette import chouette_state  # the chouette module builds on this one
+
+        return chouette_state(self)
+
+    @cached_property
     def coup_amounts(self) -> pd.DataFrame:
         """One row per coup of `coups` (same index), with the stakes' sums.
 
@@ -95,10 +115,17 @@ class Carnet:
         unreadable amount or side (mass and levy rules skip the coup);
         sur_chouette = held_b − held_a (chouette: what the chouette holds
         against the pontes); mass_a / mass_b: the masses of spec § Derived.
+
+        levy_held_a / levy_held_b / levy_sur_chouette: the same amounts as the
+        levy rules (and the chouette state) use them: from the stakes, or,
+        for a coup without any stake row, from the recorded totals (simple:
+        total_a / total_b; chouette: held(a) = en_dehors, held(b) = total_b).
         """
         coups = self.df("coups")
         keys = ["seance", "coup"]
         out = coups[keys + ["type", "_row"]].copy()
+        recorded_a = coups["total_a_cents"].where(~eq(coups["type"], "chouette"), coups["en_dehors_cents"])
+        recorded_b = coups["total_b_cents"]
         if "mises" in self.tables:
             m = self.df("mises")
             m = m[m["seance"].notna() & m["coup"].notna()]
@@ -127,4 +154,8 @@ class Carnet:
         chouette = eq(out["type"], "chouette")
         out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])
         out["mass_b"] = out["held_b"]
+        from_stakes = out["n_mises"] > 0
+        out["levy_held_a"] = out["held_a"].where(from_stakes, recorded_a).astype("Int64")
+        out["levy_held_b"] = out["held_b"].where(from_stakes, recorded_b).astype("Int64")
+        out["levy_sur_chouette"] = (out["levy_held_b"] - out["levy_held_a"]).astype("Int64")
         return out

@@ -55,45 +55,62 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
 
 
-def _simple_verifiable(carnet: Carnet) -> pd.DataFrame:
+def _verifiable(carnet: Carnet, kind: str) -> pd.DataFrame:
+    """Coups of `kind` whose amounts come from readable stakes (a coup without any stake row is skipped)."""
     a = carnet.coup_amounts
-    ok = eq(a["type"], "simple") & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b"]])
+    ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
+    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
 
 
-@check("EC64-03", needs=("coups", "mises"), passes_over=("chouette",))
+@check("EC64-03", needs=("coups", "mises"))
 def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
-    """Each recorded side total equals the sum held by that side's stakes.
+    """Each recorded side total equals the sum held on that side (with the chouette's part, in chouette).
 
     Why: art. 64 2° — the totals are the base of the levy; a wrong total is a wrong levy.
     Non-compliant: total_a 50,00 € when side a's stakes hold 45,00 €.
-    Compliant: total_a 45,00 € for stakes holding 45,00 €.
+    Compliant: total_a 45,00 € for stakes holding 45,00 €; in chouette, total_a = what the chouette holds + en dehors.
     """
-    c = _simple_verifiable(carnet)
-    for side in ("a", "b"):
-        total, held = f"total_{side}_cents", f"held_{side}"
-        hit = c[(c[total] != c[held]).fillna(False).astype(bool)]
-        yield from emit(hit, lambda r, s=side, t=total, h=held: Violation(
-            table="coups", row=r["_row"], column=t, seance=r["seance"], coup=r["coup"], kind="simple",
-            expected=Cents(r[h]), found=Cents(r[t]),
-            params={"side": s, "total_cents": r[t], "held_cents": r[h]}))
+    for kind in ("simple", "chouette"):
+        c = _verifiable(carnet, kind)
+        for side in ("a", "b"):
+            # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
+            total, mass = f"total_{side}_cents", f"mass_{side}"
+            hit = c[(c[total] != c[mass]).fillna(False).astype(bool)]
+            yield from emit(hit, lambda r, s=side, t=total, m=mass, k=kind: Violation(
+                table="coups", row=r["_row"], column=t, seance=r["seance"], coup=r["coup"], kind=k,
+                expected=Cents(r[m]), found=Cents(r[t]),
+                params={"side": s, "total_cents": r[t], "held_cents": r[m], "held_a_cents": r["held_a"],
+                        "sur_chouette_cents": r["sur_chouette"]}))
 
 
-@check("EC64-04", needs=("coups", "mises"), passes_over=("chouette",))
+@check("EC64-04", needs=("coups", "mises"))
 def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
-    """The two masses are equal once the excess is returned.
+    """The two masses are equal once the excess is returned; a chouette holds between 0 and its amount.
 
-    Why: art. 64 — the employee equalises the masses by returning the excess.
-    Non-compliant: side a holds 120,00 €, side b 100,00 €.
-    Compliant: both sides hold 100,00 €.
+    Why: art. 64 — the employee equalises the masses by returning the excess (art. 65: also at the chouette).
+    Non-compliant: side a holds 120,00 €, side b 100,00 €; pontes holding 120 € against a chouette of 100 €.
+    Compliant: both sides hold 100,00 €; pontes holding 80 € against a chouette of 100 €.
     """
-    c = _simple_verifiable(carnet)
+    c = _verifiable(carnet, "simple")
     hit = c[c["held_a"] != c["held_b"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
         expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
         params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
                 "excess_cents": abs(r["held_a"] - r["held_b"])}))
+    c = _verifiable(carnet, "chouette")
+    negative = c[c["sur_chouette"] < 0]
+    yield from emit(negative, lambda r: Violation(
+        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_negative",
+        expected=Cents(0), found=Cents(r["sur_chouette"]),
+        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
+                "excess_cents": -r["sur_chouette"]}))
+    over = c[(c["sur_chouette"] > c["chouette_cents"]).fillna(False).astype(bool)]
+    yield from emit(over, lambda r: Violation(
+        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_over",
+        expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
+        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
+                "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
 
 
 @check("EC64-05", needs=("mises",))

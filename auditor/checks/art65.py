@@ -1,0 +1,120 @@
+"""Article 65: the chouette — adjudication, saute, remise, pontes on its side."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pandas as pd
+
+from auditor.carnet import Carnet
+from auditor.catalogue import Profile
+from auditor.checks._util import emit
+from auditor.frames import eq
+from auditor.model import Cents, Violation
+from auditor.registry import check
+
+
+def _coup(r: dict, column: str | None, kind: str, **extra) -> Violation:
+    return Violation(table="coups", row=r["_row"], column=column, seance=r["seance"], coup=r["coup"],
+                     kind=kind, **extra)
+
+
+@check("EC65-01", needs=("coups",))
+def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """A chouette run starts with its adjudication; every chouette coup records
+    the chouette and the sums held outside it.
+
+    Why: art. 65 — the chouette is auctioned like the bank at baccara; art. 64 2° asks for both amounts.
+    Non-compliant: a run whose first coup has no `evenement`; a chouette coup with `chouette` empty.
+    Compliant: the run opens with `adjudication`; `chouette` and `en_dehors` filled on every coup.
+    """
+    s = carnet.chouette_state
+    start = s[s["run_start"] & ~eq(s["evenement"], "adjudication") & ~s["evenement_unreadable"]]
+    yield from emit(start, lambda r: _coup(
+        r, "evenement", "no_adjudication", expected="adjudication", found=r["evenement"] or "",
+        params={"joueur": r["joueur_a"], "evenement": r["evenement"] or ""}))
+    for field, kind in (("chouette_cents", "no_chouette"), ("en_dehors_cents", "no_en_dehors")):
+        # An unreadable cell is already an EC00-02: only an empty one is missing.
+        empty = s[s[field].isna() & ~carnet.unreadable_cells("coups", field).loc[s.index]]
+        yield from emit(empty, lambda r, f=field, k=kind: _coup(r, f, k, found=""))
+
+
+@check("EC65-02", needs=("coups",))
+def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """A remise comes right after a saute, once per adjudication, for the adjudicated amount.
+
+    Why: art. 65 — the chouetteur may re-stake the chouette once, paying the original levy again.
+    Non-compliant: a remise after a coup the chouette did not lose; a second remise; 80 € re-staked for 100 €.
+    Compliant: adjudicated for 100 €, sautée at coup 4, remise of 100 € at coup 5.
+    """
+    s = carnet.chouette_state
+    r = s[eq(s["evenement"], "remise")]
+    not_after = r[~r["prev_saute"].fillna(True).astype(bool)]
+    yield from emit(not_after, lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
+                                               params={"joueur": x["joueur_a"]}))
+    second = r[r["remises_before"] > 0]
+    yield from emit(second, lambda x: _coup(x, "evenement", "second_remise", found="remise",
+                                            params={"joueur": x["joueur_a"]}))
+    amount = r[(r["chouette_cents"] != r["adjudicated"]).fillna(False).astype(bool)]
+    yield from emit(amount, lambda x: _coup(
+        x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
+        params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
+
+
+@check("EC65-03", needs=("coups",))
+def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """After a saute the chouette is re-staked or auctioned; after its second saute, auctioned.
+
+    Why: art. 65 — if the chouette sautes a second time it must be put up for auction again.
+    Non-compliant: the run goes on with no `evenement` after a saute; a remise after the second saute.
+    Compliant: sautée at coup 4, remise at coup 5; sautée again at coup 7, adjudication at coup 8.
+    """
+    s = carnet.chouette_state
+    after = s[s["prev_saute"].fillna(False).astype(bool) & ~s["evenement_unreadable"]]
+    # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
+    auction = after[after["sautes_upto_prev"] >= 2]
+    wrong = auction[~eq(auction["evenement"], "adjudication")]
+    yield from emit(wrong, lambda r: _coup(
+        r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
+        params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
+    silent = after[after["evenement"].isna() & ~after.index.isin(auction.index)]
+    yield from emit(silent, lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
+                                            found="", params={"saute_coup": r["prev_coup"]}))
+
+
+def _stakes_known(carnet: Carnet) -> pd.DataFrame:
+    """Chouette coups whose amounts come from readable stakes (the mass rules skip the others)."""
+    a = carnet.coup_amounts
+    ok = eq(a["type"], "chouette") & (a["n_mises"] > 0) & ~a["unverifiable"]
+    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette"]])
+
+
+@check("EC65-04", needs=("coups", "mises"))
+def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Sums are held on the chouette side only when the chouette holds its full amount.
+
+    Why: art. 65 — players may ponter on the chouette side only when the stakes exceed the chouette.
+    Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
+    Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
+    """
+    c = _stakes_known(carnet)
+    hit = c[((c["held_a"] > 0) & (c["sur_chouette"] < c["chouette_cents"])).fillna(False).astype(bool)]
+    yield from emit(hit, lambda r: _coup(
+        r, "en_dehors_cents", "default", expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
+        params={"held_a_cents": r["held_a"], "sur_chouette_cents": r["sur_chouette"],
+                "chouette_cents": r["chouette_cents"]}))
+
+
+@check("EC65-05", needs=("coups", "mises"))
+def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The recorded `en_dehors` equals the sums held on the chouette side.
+
+    Why: art. 64 2° — the total held outside the chouette is the base of its levy (art. 66).
+    Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
+    Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
+    """
+    c = _stakes_known(carnet)
+    hit = c[(c["en_dehors_cents"] != c["held_a"]).fillna(False).astype(bool)]
+    yield from emit(hit, lambda r: _coup(
+        r, "en_dehors_cents", "default", expected=Cents(r["held_a"]), found=Cents(r["en_dehors_cents"]),
+        params={"held_a_cents": r["held_a"], "en_dehors_cents": r["en_dehors_cents"]}))

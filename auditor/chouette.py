@@ -1,0 +1,131 @@
+"""The chouette state, computed once: runs, adjudications, sautes, remises.
+
+A **run** is a maximal sequence of consecutive `chouette` coups of one séance
+with the same `joueur_a` (the chouetteur). Within a run, an **adjudication
+segment** starts at the run's first coup and at every later coup whose
+`evenement` is `adjudication`: remises and sautes are counted per segment,
+since art. 65 allows one remise per adjudication and sends the chouette back
+to auction after its second saute. The chouette **sautes** at a coup where
+side b wins and the chouette held all of its amount (`sur_chouette = chouette`).
+
+`chouette_state` is vectorised over the coups (no loop at all); the rules of
+art. 65 and the report's run stories read it once through
+`Carnet.chouette_state`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from auditor.carnet import Carnet
+from auditor.frames import eq, py
+from auditor.i18n import labels
+from auditor.money import format_cents
+
+EVENTS = ("adjudication", "remise")
+
+
+def ordered_coups(carnet: Carnet) -> pd.DataFrame:
+    """The coups with a séance, in carnet order (séance, then row order),
+    with `pos`: the coup's position within its séance (0, 1, 2 …)."""
+    c = carnet.df("coups")
+    c = c[c["seance"].notna()].sort_values(["seance", "_row"], kind="stable")
+    return c.assign(pos=c.groupby("seance", sort=False).cumcount())
+
+
+def chouette_state(carnet: Carnet) -> pd.DataFrame:
+    """One row per chouette coup (index of `coups`), in carnet order.
+
+    Columns, besides the coup's own: run (id), run_start, run_end (bool);
+    segment (adjudication segment id), adjudicated (the `chouette` of the
+    segment's adjudication coup, <NA> when the segment did not start with
+    one); held_a, sur_chouette (levy basis of `Carnet.coup_amounts`);
+    saute (boolean, <NA> when it cannot be told); prev_saute (the previous
+    coup of the run sauté; False at a run start); prev_coup (its number);
+    sautes_upto_prev (known sautes of the segment up to the previous coup: an
+    unknown one can only add to it); remises_before (remises of the segment
+    before this coup); evenement_unreadable.
+    """
+    c = ordered_coups(carnet)
+    is_chouette = eq(c["type"], "chouette")
+    prev_chouette = is_chouette.groupby(c["seance"], sort=False).shift(fill_value=False).astype(bool)
+    prev_a = c["joueur_a"].groupby(c["seance"], sort=False).shift()
+    # An unreadable joueur_a continues the run: breaking it would invent a missing adjudication.
+    changed = (c["joueur_a"] != prev_a).fillna(False).astype(bool)
+    run_start = is_chouette & (~prev_chouette | changed)
+    a = carnet.coup_amounts
+    s = c[is_chouette].copy()
+    s["run_start"] = run_start[is_chouette]
+    s["run"] = s["run_start"].cumsum() - 1
+    s["run_end"] = s["run"] != s["run"].shift(-1)
+    adjudication = eq(s["evenement"], "adjudication")
+    s["segment"] = (s["run_start"] | adjudication).cumsum() - 1
+    # An adjudication can only open a segment, so the segment's one candidate is its first coup.
+    s["adjudicated"] = s["chouette_cents"].where(adjudication).groupby(s["segment"]).transform("first")
+    s["held_a"] = a.loc[s.index, "levy_held_a"]
+    s["sur_chouette"] = a.loc[s.index, "levy_sur_chouette"]
+    unverifiable = a.loc[s.index, "unverifiable"]
+    saute = (eq(s["gagnant"], "b") & (s["sur_chouette"] == s["chouette_cents"])).astype("boolean")
+    unknown = (s["gagnant"].isna() | s["chouette_cents"].isna() | s["sur_chouette"].isna() | unverifiable)
+    s["saute"] = saute.mask(unknown.to_numpy(), pd.NA)
+    by_run = s.groupby("run", sort=False)
+    s["prev_saute"] = by_run["saute"].shift().astype("boolean").mask(s["run_start"].to_numpy(), False)
+    s["prev_coup"] = by_run["coup"].shift().astype("Int64")
+    n_saute = s["saute"].fillna(False).astype(int)
+    s["sautes_upto_prev"] = n_saute.groupby(s["segment"]).cumsum() - n_saute
+    n_remise = eq(s["evenement"], "remise").astype(int)
+    s["remises_before"] = n_remise.groupby(s["segment"]).cumsum() - n_remise
+    s["evenement_unreadable"] = carnet.unreadable_cells("coups", "evenement").loc[s.index]
+    return s
+
+
+@dataclass(frozen=True)
+class RunStory:
+    """One chouette run as the report shows it."""
+
+    seance: str
+    chouetteur: str
+    coups: str
+    story: str
+
+
+def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:
+    """Each chouette run told in one line, so an inspector can follow it:
+    adjudicated at coup n for X €, sauté at coup m, remise, … ."""
+    if "coups" not in carnet.tables or carnet.unreadable:
+        return []
+    s = carnet.chouette_state
+    if s.empty:
+        return []
+    lab = labels(lang)
+    out: list[RunStory] = []
+    # Text only: one pass over the chouette coups, nothing recomputed.
+    for _, run in s.groupby("run", sort=True):
+        parts: list[str] = []
+        for r in run.to_dict("records"):
+            coup, amount = _s(py(r["coup"])), format_cents(py(r["chouette_cents"]), lang) or "?"
+            event = py(r["evenement"])
+            if event == "adjudication":
+                key = "chouette_adjudicated" if r["run_start"] else "chouette_readjudicated"
+                parts.append(lab[key].format(coup=coup, amount=amount))
+            elif event == "remise":
+                parts.append(lab["chouette_remise"].format(coup=coup, amount=amount))
+            elif r["run_start"]:
+                parts.append(lab["chouette_no_adjudication"].format(coup=coup, amount=amount))
+            if py(r["saute"]) is True:
+                parts.append(lab["chouette_saute"].format(coup=coup))
+        last = run.iloc[-1]
+        parts.append(lab["chouette_last"].format(coup=_s(py(last["coup"])),
+                                                 amount=format_cents(py(last["chouette_cents"]), lang) or "?"))
+        first = run.iloc[0]
+        span = [_s(py(first["coup"])), _s(py(last["coup"]))]
+        out.append(RunStory(seance=_s(py(first["seance"])), chouetteur=_s(py(first["joueur_a"])),
+                            coups=span[0] if span[0] == span[1] else "–".join(span),
+                            story=lab["chouette_separator"].join(parts)))
+    return out
+
+
+def _s(value) -> str:
+    return "" if value is None else str(value)
