@@ -115,7 +115,12 @@ class Fixture:
         if "coups" in self.given:
             return self._fill("coups", [
                 ("seance", "1"), ("coup", lambda i, r: str(i + 1)), ("type", "simple"),
-                ("joueur_a", "1"), ("joueur_b", lambda i, r: str(100 + i)),
+                # Card holders that satisfy EC63-05 whatever the winner: a new
+                # joueur_b every coup, a new joueur_a every simple coup, and one
+                # chouetteur (fiche 1) so that consecutive chouette coups form one run.
+                ("joueur_a", lambda i, r: "1" if (r.get("type") or "").strip().lower() == "chouette"
+                 else str(200 + i)),
+                ("joueur_b", lambda i, r: str(100 + i)),
                 ("total_a", "10,00"), ("total_b", "10,00"), ("gagnant", "a"),
                 ("prelevement", lambda i, r: self._levy(r)), ("prelevement_apres", "0")])
         rows = [{"seance": s, "coup": c, "type": "simple", "joueur_a": "1", "joueur_b": str(100 + i),

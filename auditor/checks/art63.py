@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import pandas as pd
+
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
+from auditor.checks._util import emit, records, sequence_breaks
+from auditor.chouette import ordered_coups
+from auditor.frames import eq
 from auditor.model import Cents, Violation
 from auditor.registry import check
+
+
+def _iso(ts) -> str | None:
+    return None if ts is None else pd.Timestamp(ts).date().isoformat()
 
 
 @check("EC63-01", needs=("mises",))
@@ -50,3 +58,207 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             expected=e(r), found=Cents(r[f]), kind=k,
             params={"amount_cents": r[f], "montant_cents": r["montant_cents"], "min_cents": low}))
+
+
+# -- fiches, card holders, decks -------------------------------------------------
+
+def _register(carnet: Carnet) -> tuple[pd.DataFrame, pd.Series]:
+    """The fiche register, first row per (séance, fiche), and the séances whose
+    register cannot be trusted to be complete (a row with an unreadable séance
+    or number: a fiche "missing" there may be that very row).
+
+    Returns (register with seance, fiche, date, tenir_cartes, rank_unreadable, _row;
+    a boolean Series `uncertain` indexed by séance, plus key -1 = every séance).
+    """
+    f = carnet.df("fiches")
+    f = f.assign(rank_unreadable=carnet.unreadable_cells("fiches", "tenir_cartes"))
+    blind = f["seance"].isna() | f["fiche"].isna()
+    uncertain = set(f.loc[blind & f["seance"].notna(), "seance"].tolist())
+    if (blind & f["seance"].isna()).any():
+        uncertain.add(-1)
+    reg = f[~blind].drop_duplicates(["seance", "fiche"], keep="first")
+    return reg, pd.Series(sorted(uncertain), dtype="Int64")
+
+
+def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
+    if (uncertain == -1).any():
+        return pd.Series(True, index=seances.index)
+    return seances.isin(uncertain.tolist()).astype(bool)
+
+
+def _holders(carnet: Carnet) -> pd.DataFrame:
+    """Who holds the cards at each coup: one row per (coup, side) with the
+    player's fiche, in carnet order. `chouetteur` marks joueur_a of a chouette
+    coup (he holds the cards by adjudication, not by the call)."""
+    c = ordered_coups(carnet)
+    parts = []
+    for side in ("a", "b"):
+        column = f"joueur_{side}"
+        p = c[["seance", "coup", "pos", "_row", "type", column]].rename(columns={column: "player"})
+        p = p.assign(column=column, side=side,
+                     chouetteur=eq(c["type"], "chouette") & (side == "a"), type_known=c["type"].notna())
+        parts.append(p[p["player"].notna()])
+    return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
+
+
+@check("EC63-03", needs=("coups", "mises", "fiches"))
+def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Every stake shows a fiche registered for its séance, dated the séance's day.
+
+    Why: art. 63 — only players holding a fiche (number, date of the day, séance) may ponter.
+    Non-compliant: a stake on fiche 57 when séance 2 registered fiches 1 … 40; a fiche dated the day before.
+    Compliant: every stake's fiche is in the séance's register with the séance's date.
+    """
+    reg, uncertain = _register(carnet)
+    m = carnet.df("mises")
+    m = m[m["seance"].notna() & m["fiche"].notna()].sort_values("_row", kind="stable")
+    # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
+    known = carnet.df("coups")[["seance", "coup"]].dropna().drop_duplicates()
+    m = m.merge(known, on=["seance", "coup"], how="inner")
+    j = m.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
+                on=["seance", "fiche"], how="left")
+    missing = j[j["fiche_row"].isna() & ~_unsure(j["seance"], uncertain).to_numpy()]
+    count = missing.groupby(["seance", "fiche"], sort=False)["_row"].transform("size")
+    first = missing.assign(count=count).drop_duplicates(["seance", "fiche"], keep="first")
+    yield from emit(first, lambda r: Violation(
+        table="mises", row=r["_row"], column="fiche", seance=r["seance"], coup=r["coup"], rang=r["rang"],
+        kind="not_registered", found=str(r["fiche"]), params={"fiche": r["fiche"], "count": r["count"]}))
+    if "seances" not in carnet.tables:
+        return
+    s = carnet.df("seances")
+    days = s[s["seance"].notna() & s["date"].notna()].drop_duplicates("seance")[["seance", "date"]]
+    used = j[j["fiche_row"].notna()].drop_duplicates(["seance", "fiche"], keep="first")
+    used = used.merge(days.rename(columns={"date": "seance_date"}), on="seance", how="inner")
+    wrong = used[(used["date"].notna() & (used["date"] != used["seance_date"])).astype(bool)]
+    yield from emit(wrong, lambda r: Violation(
+        table="fiches", row=r["fiche_row"], column="date", seance=r["seance"], kind="date",
+        expected=_iso(r["seance_date"]), found=_iso(r["date"]),
+        params={"fiche": r["fiche"], "date": _iso(r["date"]), "seance_date": _iso(r["seance_date"]),
+                "first_coup": r["coup"]}))
+
+
+@check("EC63-04", needs=("coups", "fiches"))
+def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Both card holders have a fiche of the séance, inscribed to hold the cards.
+
+    Why: art. 63 — only players with a fiche who are inscribed may hold the cards (the chouetteur too).
+    Non-compliant: joueur_b 12 without a fiche in the séance's register, or with `tenir_cartes` empty.
+    Compliant: joueur_a 3 and joueur_b 4 both registered with ranks 3 and 4.
+    """
+    reg, uncertain = _register(carnet)
+    h = _holders(carnet).drop_duplicates(["seance", "player"], keep="first")
+    j = h.merge(reg[["seance", "fiche", "tenir_cartes", "rank_unreadable"]].rename(columns={"fiche": "player"}),
+                on=["seance", "player"], how="left", indicator=True)
+    registered = (j["_merge"] == "both").to_numpy()
+    missing = j[~registered & ~_unsure(j["seance"], uncertain).to_numpy()]
+    yield from emit(missing, lambda r: Violation(
+        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_fiche",
+        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+    if not carnet.has("fiches.tenir_cartes"):
+        return  # the clarification: without the column, the rank part is not checked
+    unranked = j[registered & j["tenir_cartes"].isna().to_numpy() & ~j["rank_unreadable"].fillna(True).astype(bool).to_numpy()]
+    yield from emit(unranked, lambda r: Violation(
+        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_rank",
+        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+
+
+@check("EC63-05", needs=("coups",))
+def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The loser of a coup does not hold the cards at the next coup of the séance.
+
+    Why: art. 63 — after each partie the loser leaves his place; art. 65 keeps only the chouetteur's opponent to it.
+    Non-compliant: joueur_b 7 loses coup 3 and holds the cards again at coup 4.
+    Compliant: a chouetteur who loses coup 3 goes on as chouetteur at coup 4.
+    """
+    c = ordered_coups(carnet)
+    g = c.groupby("seance", sort=False)
+    prev = pd.DataFrame({k: g[k].shift() for k in ("joueur_a", "joueur_b", "gagnant", "type", "coup")})
+    loser = prev["joueur_b"].where(eq(prev["gagnant"], "a"), prev["joueur_a"].where(eq(prev["gagnant"], "b")))
+    # A chouetteur who lost may hold the cards at the next coup only as chouetteur again.
+    chouetteur_again = (eq(prev["type"], "chouette") & eq(prev["gagnant"], "b") & eq(c["type"], "chouette"))
+    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again
+    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool)
+    hit = c.assign(loser=loser, prev_coup=prev["coup"],
+                   column=pd.Series("joueur_a", index=c.index).where(at_a, "joueur_b"))[at_a | at_b]
+    yield from emit(hit, lambda r: Violation(
+        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
+        found=str(r["loser"]), params={"joueur": r["loser"], "prev_coup": r["prev_coup"]}))
+
+
+@check("EC63-06", needs=("coups", "fiches.tenir_cartes"))
+def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Players taking the cards for the first time in a séance come in order of inscription.
+
+    Why: art. 63 — the call follows the order of inscription; the chouetteur takes the cards by adjudication.
+    Non-compliant: the player inscribed 5th takes the cards at coup 3, the one inscribed 4th at coup 6.
+    Compliant: ranks 1 and 2 at coup 1 (either side), rank 3 at coup 2, rank 4 at coup 5.
+    """
+    reg, _ = _register(carnet)
+    h = _holders(carnet)
+    # Called positions only; a coup whose type is unreadable leaves its joueur_a unknown.
+    h = h[~h["chouetteur"] & (h["type_known"] | (h["side"] == "b"))]
+    new = h.drop_duplicates(["seance", "player"], keep="first")
+    new = new.merge(reg[["seance", "fiche", "tenir_cartes"]].rename(columns={"fiche": "player"}),
+                    on=["seance", "player"], how="inner")
+    new = new[new["tenir_cartes"].notna()].sort_values(["seance", "pos", "side"], kind="stable")
+    # Newcomers at the same coup may come in either order: compare with earlier coups only.
+    at_coup = new.groupby(["seance", "pos"], sort=False)["tenir_cartes"].max().reset_index()
+    at_coup["before"] = at_coup.groupby("seance", sort=False)["tenir_cartes"].cummax().groupby(
+        at_coup["seance"], sort=False).shift()
+    new = new.merge(at_coup[["seance", "pos", "before"]], on=["seance", "pos"], how="left")
+    late = new[(new["tenir_cartes"] < new["before"]).fillna(False).astype(bool)]
+    yield from emit(late, lambda r: Violation(
+        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
+        expected=f"≥ {r['before']}", found=str(r["tenir_cartes"]),
+        params={"joueur": r["player"], "rank": r["tenir_cartes"], "before": r["before"]}))
+
+
+_DECK_SEPARATORS = r"[\s,;]+"
+
+
+@check("EC63-07", needs=("seances.jeux",))
+def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """Each séance lists three distinct decks, none used in an earlier séance.
+
+    Why: art. 63 — three decks of different colours, new at each séance.
+    Non-compliant: `R4411 B4412` (two decks); deck R4411 listed again at séance 3 after séance 2.
+    Compliant: séance 2 `R4411 B4412 V4413`, séance 3 `R4414 B4415 V4416`.
+    """
+    s = carnet.df("seances")
+    s = s[s["seance"].notna()]
+    # Deck identifiers are compared as a clerk reads them: case and surrounding blanks do not matter.
+    decks = s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
+    decks = decks.map(lambda ids: [d for d in ids if d])
+    listed, distinct = decks.map(len), decks.map(lambda ids: len(set(ids)))
+    want = profile.decks_per_seance
+    bad = s.assign(listed=listed, distinct=distinct)[(listed != want) | (distinct != want)]
+    yield from emit(bad, lambda r: Violation(
+        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="count",
+        expected=str(want), found=str(r["distinct"]),
+        params={"jeux": r["jeux"] or "", "listed": r["listed"], "distinct": r["distinct"], "want": want}))
+    used = s[["seance", "_row"]].assign(deck=decks).explode("deck").dropna(subset=["deck"])
+    used = used.drop_duplicates(["seance", "deck"], keep="first")
+    used = used.assign(earlier=used.groupby("deck")["seance"].transform("min"))
+    reused = used[used["earlier"] < used["seance"]]
+    yield from emit(reused, lambda r: Violation(
+        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="reused", found=r["deck"],
+        params={"deck": r["deck"], "earlier": r["earlier"]}))
+
+
+@check("EC63-08", needs=("fiches",))
+def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
+    """The fiches of a séance are numbered 1, 2, 3 … without gap or duplicate.
+
+    Why: art. 63 — each fiche bears a serial number; a hole in the register may hide a player.
+    Non-compliant: séance 2 registers fiches 1, 2, 4; or fiche 3 twice.
+    Compliant: séance 2 registers fiches 1 … 40, in any row order.
+    """
+    breaks = sequence_breaks(carnet.df("fiches"), ["seance"], "fiche")
+    # Row order of the register is free: only duplicates and missing numbers matter.
+    breaks = breaks[breaks["kind"] != "order"]
+    for r in records(breaks):
+        missing = r["kind"] in ("gap", "start")
+        yield Violation(table="fiches", row=r["_row"], column="fiche", seance=r["seance"], kind=r["kind"],
+                        expected=str(r["first"]) if missing else None, found=str(r["found"]),
+                        params={"first": r["first"], "last": r["last"], "number": r["found"],
+                                "count": (r["last"] - r["first"] + 1) if missing else 1})
