@@ -15,6 +15,7 @@ import pandas as pd
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
+from auditor.chouette import run_stories
 from auditor.engine import AuditResult
 from auditor.i18n import labels
 from auditor.model import Finding, Severity, Status
@@ -327,6 +328,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         "charts": charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
                                        LEVY_CODES),
         "tool_version": __version__, "generated_at": generated_at,
+        "chouette_runs": run_stories(result.carnet, lang),
     }
 
 
