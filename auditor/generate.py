@@ -44,6 +44,9 @@ class Spec:
     start: dt.date = dt.date(2026, 3, 2)
     first_seance: int = 1
     ticket_start: dict[int, int] = field(default_factory=lambda: {10: 4801, 100: 1201, 1000: 201})
+    # Mix chouette runs (adjudication, sautes, remises) among the simple coups; off by default so
+    # that the simple-écarté carnets stay byte-identical.
+    chouette: bool = False
 
 
 class TicketStock:
@@ -90,6 +93,8 @@ def _equalise(stakes: list[dict]) -> int:
 
 def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]]:
     profile = profile or load_profile()
+    if spec.chouette:
+        return generate_with_chouette(spec, profile)
     rng = random.Random(spec.seed)
     levy = profile.levy
     t: dict[str, list[dict]] = {name: [] for name in COLUMNS}
@@ -149,6 +154,189 @@ def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]
                                          "mise_en_service": stock.first_used[value], "paraphe": "oui"})
             book += size
     return t
+
+
+# -- chouette ----------------------------------------------------------------
+# Amounts a chouette is auctioned for: of the order of the pontes' stakes, so that
+# it often sautes (the pontes win all of it) and the remise / auction paths show.
+CHOUETTES = [2000, 3000, 5000, 5000, 8000, 10000, 20000]
+
+
+@dataclass
+class _Run:
+    """A chouette run being generated: one chouetteur, his current adjudication."""
+
+    chouetteur: int
+    amount: int                     # the chouette at the next coup
+    adjudicated: int
+    sautes: int = 0                 # of the current adjudication
+    remise_used: bool = False
+    after_saute: bool = False
+
+
+def _equalise_chouette(stakes: list[dict], chouette: int) -> tuple[int, int]:
+    """Art. 64/65 with a chouette on side a: return the excess to the last bettors
+    of the heavier side (the chouette itself is never returned). (held_a, held_b)."""
+    a = sum(s["montant"] for s in stakes if s["cote"] == "a")
+    b = sum(s["montant"] for s in stakes if s["cote"] == "b")
+    if chouette + a > b:
+        heavy, excess = "a", min(chouette + a - b, a)
+    else:
+        heavy, excess = "b", b - chouette - a
+    for s in reversed(stakes):
+        if excess == 0:
+            break
+        if s["cote"] == heavy:
+            back = min(excess, s["montant"])
+            s["restitue"] = back
+            excess -= back
+    held = {side: sum(s["montant"] - s["restitue"] for s in stakes if s["cote"] == side) for side in "ab"}
+    return held["a"], held["b"]
+
+
+def _detach(t, stock, s_no, c_no, phase, due, values, day) -> None:
+    for value, count in split_levy(due, values):
+        first, last = stock.take(value, count, day)
+        t["tickets"].append({"seance": s_no, "coup": c_no, "phase": phase, "valeur": value,
+                             "premier": first, "dernier": last})
+
+
+def _chouette_seance(t, spec: Spec, profile: Profile, rng: random.Random, stock: TicketStock,
+                     s_no: int, day: dt.date) -> int:
+    """One séance mixing simple coups and chouette runs; returns its cagnotte.
+
+    Card holders: `called` players inscribed 1, 2, 3 … come in that order, one
+    loser replaced at a time; each chouette run has its own chouetteur, also
+    inscribed (ranks after the called ones) but never called. A loser always
+    leaves, except a chouetteur whose run goes on.
+    """
+    levy = profile.levy
+    values = [v for v in profile.ticket_values_cents if v <= 1000][:3]
+    called, n_chouetteurs = 2 * spec.coups + 2, spec.coups
+    n_fiches = called + n_chouetteurs + max(4, spec.mises)
+    for f in range(1, n_fiches + 1):
+        t["fiches"].append({"seance": s_no, "fiche": f, "date": day,
+                            "tenir_cartes": f if f <= called + n_chouetteurs else None})
+    queue = iter(range(1, called + 1))
+    chouetteurs = iter(range(called + 1, called + n_chouetteurs + 1))
+    a_player: int | None = None      # None: the place is free, the call fills it
+    b_player: int | None = None
+    run: _Run | None = None
+    cagnotte = 0
+    for c_no in range(1, spec.coups + 1):
+        event = None
+        if run is not None:
+            if run.after_saute:
+                # Art. 65: one remise per adjudication; after the second saute, a new auction.
+                options = ["adjudication", "end"] + (["remise"] if run.sautes == 1 and not run.remise_used else [])
+                choice = rng.choice(options)
+            else:
+                choice = "go" if rng.random() < 0.75 else "end"
+            if choice == "end":
+                run, a_player = None, None   # the chouetteur leaves the table
+            elif choice == "remise":
+                event, run.amount, run.remise_used = "remise", run.adjudicated, True
+            elif choice == "adjudication":   # auctioned again, won by the same chouetteur
+                event = "adjudication"
+                run.amount = run.adjudicated = rng.choice(CHOUETTES)
+                run.sautes, run.remise_used = 0, False
+        if run is None and rng.random() < 0.35:
+            amount = rng.choice(CHOUETTES)
+            run, event, a_player = _Run(next(chouetteurs), amount, amount), "adjudication", None
+        if b_player is None:
+            b_player = next(queue)
+        if run is None:
+            if a_player is None:
+                a_player = next(queue)
+            winner, due = _simple_coup(t, spec, rng, levy, s_no, c_no, a_player, b_player, n_fiches)
+            _detach(t, stock, s_no, c_no, "avant", due, values, day)
+            cagnotte += due
+            if winner == "a":
+                b_player = None
+            else:
+                a_player = None
+            continue
+        winner, due, due_after = _chouette_coup(t, spec, rng, levy, s_no, c_no, run, event, b_player, n_fiches)
+        _detach(t, stock, s_no, c_no, "avant", due, values, day)
+        _detach(t, stock, s_no, c_no, "apres", due_after, values, day)
+        cagnotte += due + due_after
+        if winner == "a":
+            b_player = None                  # the player facing the chouetteur lost: he leaves
+    return cagnotte
+
+
+def _simple_coup(t, spec: Spec, rng: random.Random, levy, s_no, c_no, a_player, b_player, n_fiches):
+    n = max(2, int(rng.gauss(spec.mises, spec.mises / 3)))
+    stakes = []
+    for r in range(1, n + 1):
+        side = "a" if r == 1 else ("b" if r == 2 else rng.choice("ab"))
+        stakes.append({"seance": s_no, "coup": c_no, "rang": r, "fiche": rng.randint(1, n_fiches), "cote": side,
+                       "montant": rng.choice(STAKES), "restitue": 0})
+    mass = _equalise(stakes)
+    winner = rng.choice("ab")
+    due = levy(mass)
+    t["mises"].extend(stakes)
+    t["coups"].append({"seance": s_no, "coup": c_no, "type": "simple", "joueur_a": a_player,
+                       "joueur_b": b_player, "total_a": mass, "total_b": mass, "chouette": None,
+                       "en_dehors": None, "evenement": None, "gagnant": winner,
+                       "prelevement": due, "prelevement_apres": 0})
+    return winner, due
+
+
+def _chouette_coup(t, spec: Spec, rng: random.Random, levy, s_no, c_no, run: _Run, event, b_player, n_fiches):
+    chouette = run.amount
+    n = max(1, int(rng.gauss(spec.mises, spec.mises / 3)))
+    stakes = [{"seance": s_no, "coup": c_no, "rang": r, "fiche": rng.randint(1, n_fiches), "cote": "b",
+               "montant": rng.choice(STAKES), "restitue": 0} for r in range(1, n + 1)]
+    # Art. 65: the chouette side takes pontes only when the stakes exceed the chouette.
+    if sum(s["montant"] for s in stakes) > chouette and rng.random() < 0.5:
+        for _ in range(rng.randint(1, 2)):
+            stakes.append({"seance": s_no, "coup": c_no, "rang": len(stakes) + 1, "fiche": rng.randint(1, n_fiches),
+                           "cote": "a", "montant": rng.choice(STAKES), "restitue": 0})
+    held_a, held_b = _equalise_chouette(stakes, chouette)
+    sur = held_b - held_a
+    winner = rng.choice("ab")
+    due = levy(held_a) + (levy(chouette) if event else 0)
+    due_after = levy(sur) if winner == "b" else 0
+    t["mises"].extend(stakes)
+    t["coups"].append({"seance": s_no, "coup": c_no, "type": "chouette", "joueur_a": run.chouetteur,
+                       "joueur_b": b_player, "total_a": sur + held_a, "total_b": held_b, "chouette": chouette,
+                       "en_dehors": held_a, "evenement": event, "gagnant": winner,
+                       "prelevement": due, "prelevement_apres": due_after})
+    # The chouette grows by what the chouetteur wins and shrinks by what he loses.
+    run.after_saute = winner == "b" and sur == chouette
+    run.amount = chouette + sur if winner == "a" else chouette - sur
+    run.sautes += run.after_saute
+    return winner, due, due_after
+
+
+def generate_with_chouette(spec: Spec, profile: Profile) -> dict[str, list[dict]]:
+    """Like `generate`, with chouette runs among the simple coups (Spec.chouette)."""
+    rng = random.Random(spec.seed)
+    t: dict[str, list[dict]] = {name: [] for name in COLUMNS}
+    t["carnet"].append({"casino": spec.casino, "table": spec.table, "date_debut": spec.start})
+    stock = TicketStock(spec.ticket_start)
+    deck = 4411
+    for k in range(spec.seances):
+        s_no = spec.first_seance + k
+        day = spec.start + dt.timedelta(days=k)
+        jeux = f"R{deck} B{deck + 1} V{deck + 2}"
+        deck += 3
+        cagnotte = _chouette_seance(t, spec, profile, rng, stock, s_no, day)
+        t["seances"].append({"seance": s_no, "date": day, "timbre": day, "jeux": jeux, "cagnotte": cagnotte})
+    _register_books(t, stock, profile.book_size)
+    return t
+
+
+def _register_books(t, stock: TicketStock, size: int) -> None:
+    for value, first in sorted(stock.first.items()):
+        if stock.next[value] == first:
+            continue
+        book = (first - 1) // size * size + 1
+        while book < stock.next[value]:
+            t["carnets_tickets"].append({"valeur": value, "premier": book,
+                                         "mise_en_service": stock.first_used[value], "paraphe": "oui"})
+            book += size
 
 
 # -- writers ---------------------------------------------------------------
