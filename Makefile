@@ -41,3 +41,10 @@ samples: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info reports/*/ reports/*.html reports/*.json
+
+# Fuzz the reader with hypothesis-generated hostile carnets (FUZZ_INPUTS inputs,
+# default 100000; every 1000th goes through the whole audit); prints the count.
+.PHONY: fuzz
+FUZZ_INPUTS ?= 100000
+fuzz: $(TEST_STAMP)
+	$(BIN)/python fuzz/fuzz_reader.py --inputs $(FUZZ_INPUTS)

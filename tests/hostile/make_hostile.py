@@ -57,12 +57,10 @@ def small_tables(seed: int = 3) -> dict:
 
 
 def workbook_bytes(tables: dict | None = None) -> bytes:
-    path = Path(__file__).with_name(".tmp-hostile.xlsx")
-    try:
-        write_xlsx(tables or small_tables(), path)
-        return path.read_bytes()
-    finally:
-        path.unlink(missing_ok=True)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_xlsx(tables or small_tables(), Path(tmp) / "c.xlsx").read_bytes()
 
 
 def rezip(data: bytes, replace: dict[str, bytes] | None = None, add: dict[str, bytes] | None = None,

@@ -1,0 +1,134 @@
+"""Hypothesis strategies for hostile carnets, shared by the fuzz driver
+(fuzz/fuzz_reader.py) and the property tests (tests/test_fuzz_reader.py).
+
+Each strategy draws one input as `(kind, payload)`; `materialise` writes it
+where the reader can read it and returns the path.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+TABLES = ("carnet", "seances", "coups", "mises", "tickets", "fiches", "carnets_tickets")
+
+# Tokens that steer random text towards the reader's edge cases.
+CSV_TOKENS = [";", ",", '"', "\n", "\r\n", "\r", " ", "\u00a0", "€", "1", "12,50", "1.250", "-0", "a", "b",
+              "simple", "chouette", "2026-03-02", "02/03/2026", "=1+1", "<script>", "\x00", "\ufeff", "é"]
+XML_TOKENS = [b'<c r="XFD1048576"><v>1</v></c>', b'<c r="A1"><v>1</v></c>', b'<c><v>2</v></c>',
+              b'<row r="2000000">', b'<row>', b"</row>", b"<f>1+1</f>", b"<v/>", b'<c r="A99999999999">',
+              b"<!DOCTYPE x [<!ENTITY a 'b'>]>", b"&a;", b"<x:c r='B2'>", b'uniqueCount="999999999"',
+              b"\x00", b"\xff", b'<c r="a1">', b"<is><t>x</t></is>", b'<c r="ZZZ1">']
+
+
+@lru_cache(maxsize=1)
+def base_workbook() -> tuple[tuple[str, bytes], ...]:
+    """A small valid carnet workbook, as its (member, bytes) list."""
+    from auditor.generate import Spec, generate, write_xlsx
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_xlsx(generate(Spec(seances=1, coups=3, mises=3, seed=5)), Path(tmp) / "base.xlsx")
+        with zipfile.ZipFile(path) as z:
+            return tuple((i.filename, z.read(i.filename)) for i in z.infolist())
+
+
+@lru_cache(maxsize=1)
+def base_tables() -> dict[str, str]:
+    """The same carnet as CSV texts (`;`, decimal commas)."""
+    from auditor.generate import Spec, generate, write_csv_folder
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write_csv_folder(generate(Spec(seances=1, coups=3, mises=3, seed=5)), Path(tmp) / "c")
+        return {p.stem: p.read_text(encoding="utf-8") for p in folder.iterdir()}
+
+
+def rezip(members, method=zipfile.ZIP_DEFLATED) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", method) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def _splice(data: bytes, edits) -> bytes:
+    for pos, cut, insert in edits:
+        if not data:
+            data = insert
+            continue
+        pos %= len(data)
+        data = data[:pos] + insert + data[pos + cut:]
+    return data
+
+
+random_xlsx = st.binary(max_size=4096).map(lambda b: ("xlsx", b))
+
+xml_edit = st.tuples(st.integers(0, 1 << 20), st.integers(0, 8),
+                     st.one_of(st.sampled_from(XML_TOKENS), st.binary(max_size=8)))
+
+
+@st.composite
+def mutated_xlsx(draw):
+    members = list(base_workbook())
+    i = draw(st.integers(0, len(members) - 1))
+    name, data = members[i]
+    members[i] = (name, _splice(data, draw(st.lists(xml_edit, min_size=1, max_size=6))))
+    if draw(st.booleans()):
+        raw = rezip(members)
+        return "xlsx", _splice(raw, draw(st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 4),
+                                                            st.binary(max_size=4)), max_size=2)))
+    return "xlsx", rezip(members, draw(st.sampled_from([zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])))
+
+
+random_csv = st.tuples(st.sampled_from(TABLES), st.binary(max_size=2048)).map(lambda t: ("csv", {t[0]: t[1]}))
+
+csv_text = st.lists(st.one_of(st.sampled_from(CSV_TOKENS), st.text(max_size=6)), max_size=80).map("".join)
+
+
+@st.composite
+def mutated_csv(draw, whole: bool = True):
+    """The valid carnet, one table's text edited with tokens, in a random
+    encoding; `whole=False` keeps only the edited table (faster to read)."""
+    tables = dict(base_tables())
+    name = draw(st.sampled_from(sorted(tables)))
+    text = tables[name]
+    for _ in range(draw(st.integers(1, 5))):
+        pos = draw(st.integers(0, max(len(text), 1)))
+        cut = draw(st.integers(0, 10))
+        text = text[:pos] + draw(csv_text) + text[pos + cut:]
+    delimiter = draw(st.sampled_from([";", ","]))
+    if delimiter == ",":
+        text = text.replace(";", ",")
+    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "cp1252"]))
+    files = {k: v.encode("utf-8") for k, v in tables.items()} if whole else {}
+    files[name] = text.encode(encoding, "replace")
+    return "csv", files
+
+
+any_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv())
+# For the fuzz driver: the same inputs, one table per CSV carnet.
+fast_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(whole=False))
+
+
+def materialise(item, folder: Path) -> Path:
+    kind, payload = item
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "xlsx":
+        path = folder / "carnet.xlsx"
+        path.write_bytes(payload)
+        return path
+    path = folder / "carnet"
+    path.mkdir(exist_ok=True)
+    for old in path.iterdir():
+        old.unlink()
+    for name, data in payload.items():
+        (path / f"{name}.csv").write_bytes(data)
+    if not (path / "coups.csv").exists():
+        (path / "coups.csv").write_bytes(b"")
+    return path
