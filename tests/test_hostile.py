@@ -240,3 +240,19 @@ def test_plan_ids_are_unique_case_insensitively(tmp_path):
     write_csv_folder(tables, tmp_path / "a__c")
     ids = [j.id for j in plan([tmp_path])]
     assert len({i.lower() for i in ids}) == len(ids) == 5
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES.rglob("*.xlsx")), ids=lambda p: p.name)
+def test_fast_and_exact_sheet_scans_agree(path):
+    from auditor.read.workbook_guard import _scan_exact, _scan_plain
+
+    try:
+        z = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        pytest.skip("not a workbook (a sample of a damaged file)")
+    for name in z.namelist():
+        if name.startswith("xl/worksheets/sheet"):
+            body = z.read(name)
+            fast, exact = _scan_plain(body), _scan_exact(body)
+            assert fast is not None, name   # what openpyxl writes takes the fast path
+            assert (fast.max_row, fast.max_col) == (exact.max_row, exact.max_col), name
