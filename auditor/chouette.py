@@ -101,29 +101,30 @@ def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:
         return []
     lab = labels(lang)
     out: list[RunStory] = []
-    # Text only: one pass over the chouette coups, nothing recomputed.
-    for _, run in s.groupby("run", sort=True):
-        parts: list[str] = []
-        for r in run.to_dict("records"):
-            coup, amount = _s(py(r["coup"])), format_cents(py(r["chouette_cents"]), lang) or "?"
-            event = py(r["evenement"])
-            if event == "adjudication":
-                key = "chouette_adjudicated" if r["run_start"] else "chouette_readjudicated"
-                parts.append(lab[key].format(coup=coup, amount=amount))
-            elif event == "remise":
-                parts.append(lab["chouette_remise"].format(coup=coup, amount=amount))
-            elif r["run_start"]:
-                parts.append(lab["chouette_no_adjudication"].format(coup=coup, amount=amount))
-            if py(r["saute"]) is True:
-                parts.append(lab["chouette_saute"].format(coup=coup))
-        last = run.iloc[-1]
-        parts.append(lab["chouette_last"].format(coup=_s(py(last["coup"])),
-                                                 amount=format_cents(py(last["chouette_cents"]), lang) or "?"))
-        first = run.iloc[0]
-        span = [_s(py(first["coup"])), _s(py(last["coup"]))]
-        out.append(RunStory(seance=_s(py(first["seance"])), chouetteur=_s(py(first["joueur_a"])),
-                            coups=span[0] if span[0] == span[1] else "–".join(span),
-                            story=lab["chouette_separator"].join(parts)))
+    cols = ["run_start", "run_end", "seance", "coup", "joueur_a", "chouette_cents", "evenement", "saute"]
+    parts: list[str] = []
+    first: dict = {}
+    # Text only: one pass over the chouette coups (a run starts at the first one), nothing recomputed.
+    for r in s[cols].to_dict("records"):
+        r = {k: py(v) for k, v in r.items()}
+        coup, amount = _s(r["coup"]), format_cents(r["chouette_cents"], lang) or "?"
+        if r["run_start"]:
+            parts, first = [], r
+        if r["evenement"] == "adjudication":
+            key = "chouette_adjudicated" if r["run_start"] else "chouette_readjudicated"
+            parts.append(lab[key].format(coup=coup, amount=amount))
+        elif r["evenement"] == "remise":
+            parts.append(lab["chouette_remise"].format(coup=coup, amount=amount))
+        elif r["run_start"]:
+            parts.append(lab["chouette_no_adjudication"].format(coup=coup, amount=amount))
+        if r["saute"] is True:
+            parts.append(lab["chouette_saute"].format(coup=coup))
+        if r["run_end"]:
+            parts.append(lab["chouette_last"].format(coup=coup, amount=amount))
+            span = [_s(first["coup"]), coup]
+            out.append(RunStory(seance=_s(first["seance"]), chouetteur=_s(first["joueur_a"]),
+                                coups=span[0] if span[0] == span[1] else "–".join(span),
+                                story=lab["chouette_separator"].join(parts)))
     return out
 
 
