@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--breaches", default="", metavar="CODE,...", help="rules to break once each")
     g.add_argument("--casino", default="Casino de Forges-les-Eaux")
     g.add_argument("--table", type=_positive, default=3)
+    g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
 
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
     r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
@@ -185,7 +186,7 @@ def cmd_generate(args) -> int:
 
     container = args.container or ("xlsx" if args.out.suffix.lower() in (".xlsx", ".xlsm") else "csv")
     spec = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed,
-                casino=args.casino, table=args.table)
+                casino=args.casino, table=args.table, chouette=args.chouette)
     tables = generate(spec)
     codes = [c.strip().upper() for c in args.breaches.split(",") if c.strip()]
     try:

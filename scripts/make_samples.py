@@ -109,6 +109,26 @@ def cover_and_seances(t):
     stakes[0]["montant"] = "12,555"                             # three decimals: unreadable
 
 
+def chouette_and_fiches(t):
+    """EC63-03, EC63-05, EC63-07, EC65-03 (with the EC66-02 it implies)."""
+    s1 = next(s for s in t["seances"] if s["seance"] == 1)
+    s2 = next(s for s in t["seances"] if s["seance"] == 2)
+    s2["jeux"] = s1["jeux"].split()[0] + " " + " ".join(s2["jeux"].split()[1:])  # a deck used again
+    _, stakes = coup_with(t, lambda c, s: c["seance"] == 2 and c["type"] == "simple" and len(s) > 2)
+    stakes[-1]["fiche"] = 999                                   # a ponte without a fiche of the séance
+    # The player facing the chouetteur loses and stays for the next coup.
+    coups = t["coups"]
+    for prev, nxt in zip(coups, coups[1:]):
+        if (prev["type"] == nxt["type"] == "chouette" and prev["seance"] == nxt["seance"]
+                and prev["joueur_a"] == nxt["joueur_a"] and prev["gagnant"] == "a"
+                and nxt["joueur_b"] != prev["joueur_b"] and not nxt["evenement"]):
+            nxt["joueur_b"] = prev["joueur_b"]
+            break
+    # After a saute the chouette goes on without its remise being written.
+    remise = next(c for c in coups if c["evenement"] == "remise")
+    remise["evenement"] = None
+
+
 SAMPLES = [
     # (path, container, spec, breach, writer options)
     ("compliant/forges-table3.xlsx", "xlsx", Spec(seances=4, coups=25, mises=6, seed=3), None, {}),
@@ -118,6 +138,11 @@ SAMPLES = [
      Spec(seances=3, coups=20, mises=5, seed=11, casino="Casino Barrière de Deauville", table=1,
           start=dt.date(2026, 5, 14)),
      None, {"delimiter": ",", "decimal": ".", "encoding": "cp1252", "date_style": "iso"}),
+    ("compliant/cabourg-table8-chouette.xlsx", "xlsx",
+     Spec(seances=3, coups=24, mises=6, seed=31, table=8, casino="Casino de Cabourg", chouette=True), None, {}),
+    ("breaches/chouette-et-fiches", "csv",
+     Spec(seances=3, coups=24, mises=6, seed=31, table=9, casino="Casino de Cabourg", chouette=True),
+     chouette_and_fiches, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
     ("breaches/numerotation-et-mises.xlsx", "xlsx", Spec(seances=3, coups=18, mises=6, seed=21, table=2),
      numbering_and_stakes, {}),
     ("breaches/masses-et-totaux", "csv", Spec(seances=3, coups=15, mises=6, seed=22, table=4),

@@ -113,7 +113,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
 
 
-@check("EC64-05", needs=("mises",))
+@check("EC64-05", needs=("coups", "mises"))
 def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The excess goes back to the last inscribed bettors of the heavier side only.
 
