@@ -8,7 +8,7 @@ It writes a CSV-folder carnet (about 190 000 runs of 0,10 €, 1 € and 10 €
 tickets, with its register of books and a counted cagnotte per séance), reads
 and normalises it (timed apart), then times only the ticket rules — every
 check of `auditor.checks.tickets*`, the ticket ledger they share included —
-and prints the best of `--repeat` runs. The carnet carries a few planted
+and prints the best of `--repeat` runs (wall clock and CPU time). The carnet carries a few planted
 irregularities so that the finding paths run too.
 """
 
@@ -96,17 +96,18 @@ def build(folder: Path, n_tickets: int, seed: int = 1) -> dict[str, int]:
             "books": sum(len(b) for b in books)}
 
 
-def time_rules(carnet, profile) -> tuple[float, dict[str, tuple[float, int]]]:
+def time_rules(carnet, profile) -> tuple[float, float, dict[str, tuple[float, int]]]:
+    """Wall and CPU seconds of all the ticket rules, and per rule (wall, findings)."""
     tickets._LEDGERS.clear()          # the ledger is rebuilt: its cost belongs to the rules
     per: dict[str, tuple[float, int]] = {}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for code, spec in registered().items():
         if spec.module not in MODULES or not all(carnet.has(n) for n in spec.needs):
             continue
         t0 = time.perf_counter()
         n = sum(1 for _ in spec.func(carnet, profile))
         per[code] = (time.perf_counter() - t0, n)
-    return time.perf_counter() - start, per
+    return time.perf_counter() - start, time.process_time() - cpu, per
 
 
 def main() -> None:
@@ -127,11 +128,12 @@ def main() -> None:
         print(f"carnet: {sizes['tickets']:,} tickets in {sizes['runs']:,} runs, {sizes['coups']:,} coups, "
               f"{sizes['books']:,} books (written in {t1 - t0:.1f} s, read and normalised in {t2 - t1:.1f} s)")
         runs = [time_rules(carnet, profile) for _ in range(max(args.repeat, 1))]
-        best, per = min(runs, key=lambda r: r[0])
+        best, cpu, per = min(runs, key=lambda r: r[0])
         for code, (secs, n) in per.items():
             print(f"  {code:9} {secs * 1000:8.1f} ms  {n:5d} finding(s)")
-        print(f"ticket rules: {best * 1000:.0f} ms (best of {len(runs)}: "
-              f"{', '.join(f'{r[0] * 1000:.0f}' for r in runs)} ms)")
+        # CPU time as well: on a busy machine the wall clock also counts other processes.
+        print(f"ticket rules: {best * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU (best of {len(runs)}: "
+              f"{', '.join(f'{r[0] * 1000:.0f}' for r in runs)} ms wall)")
 
 
 if __name__ == "__main__":

@@ -82,6 +82,31 @@ def gaps(s: np.ndarray, e: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndar
     return e[:-1][same] + 1, s[1:][same] - 1, s[1:][same]
 
 
+def range_min(lo: np.ndarray, hi: np.ndarray, weight: np.ndarray, size: int) -> np.ndarray:
+    """For `size` slots and ranges [lo, hi) with weights, the least weight of the
+    ranges covering each slot (int64 max where none): a segment tree, each range
+    laid on its O(log size) canonical nodes, level by level for all ranges at once."""
+    width = 1 << max(1, int(size - 1).bit_length())
+    tree = np.full(2 * width, np.iinfo(np.int64).max, dtype=np.int64)
+    left, right, w = lo + width, hi + width, weight
+    while len(left):
+        odd = (left & 1) == 1
+        np.minimum.at(tree, left[odd], w[odd])
+        left = left + odd
+        odd = (right & 1) == 1
+        np.minimum.at(tree, right[odd] - 1, w[odd])
+        right = right - odd
+        left, right = left >> 1, right >> 1
+        keep = left < right
+        left, right, w = left[keep], right[keep], w[keep]
+    level = 2
+    while level < 2 * width:            # push each node's least weight down to its children
+        nodes = np.arange(level, 2 * level)
+        tree[nodes] = np.minimum(tree[nodes], tree[nodes >> 1])
+        level *= 2
+    return tree[width:width + size]
+
+
 # -- the ledger ------------------------------------------------------------------
 
 class TicketLedger:
@@ -212,20 +237,44 @@ class TicketLedger:
         return merge(b["ks"], b["ke"])
 
     @cached_property
-    def duplicates(self) -> pd.DataFrame:
-        """Numbers detached again: s, e (keys), `at` the later detachment in
-        carnet order, `other` the earlier. Each extra use is counted once."""
+    def repeats(self) -> pd.DataFrame:
+        """Stretches of numbers detached again: s, e (keys), `at` the run that
+        repeats them, `other` the run that detached them first in carnet order.
+        A number detached k times gives k − 1 stretches, each at a later run."""
+        empty = pd.DataFrame({c: np.array([], dtype=np.int64) for c in ("s", "e", "at", "other")})
         b = self.by_number
         if len(b["ks"]) < 2:
-            return pd.DataFrame({c: np.array([], dtype=np.int64) for c in ("s", "e", "at", "other")})
-        prev_reach, prev_reacher = b["reach"][:-1], b["reacher"][:-1]
-        hit = b["ks"][1:] <= prev_reach
-        run = b["idx"][1:][hit]
-        partner = prev_reacher[hit]
-        pos = self.runs["pos"].to_numpy()
-        later = pos[run] > pos[partner]
-        return pd.DataFrame({"s": b["ks"][1:][hit], "e": np.minimum(b["ke"][1:][hit], prev_reach[hit]),
-                             "at": np.where(later, run, partner), "other": np.where(later, partner, run)})
+            return empty
+        # Only clusters of runs that overlap can repeat a number: in a sound carnet there are none.
+        cluster = np.cumsum(np.r_[True, b["ks"][1:] > b["reach"][:-1]])
+        sel = np.bincount(cluster)[cluster] > 1
+        if not sel.any():
+            return empty
+        run, ks, ke = b["idx"][sel], b["ks"][sel], b["ke"][sel]
+        pos = self.runs["pos"].to_numpy()[run]
+        # Elementary segments: between consecutive starts and ends, every number has the same runs.
+        bounds = np.unique(np.r_[ks, ke + 1])
+        lo, hi = np.searchsorted(bounds, ks), np.searchsorted(bounds, ke + 1)
+        first_pos = range_min(lo, hi, pos, len(bounds) - 1)
+        by_pos = np.argsort(pos)
+        owner = np.full(len(first_pos), -1)
+        covered = first_pos != np.iinfo(np.int64).max
+        owner[covered] = by_pos[np.searchsorted(pos[by_pos], first_pos[covered])]
+        # Runs that own fewer numbers than they hold repeat some: list their segments.
+        length = np.diff(bounds)
+        owned = np.bincount(owner[covered], weights=length[covered], minlength=len(run))
+        rep = np.flatnonzero(owned < ke - ks + 1)
+        n = hi[rep] - lo[rep]
+        local = np.repeat(rep, n)
+        seg = np.repeat(lo[rep], n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+        keep = owner[seg] != local
+        local, seg = local[keep], seg[keep]
+        # One stretch per run of consecutive segments with the same first detachment.
+        new = np.r_[True, (local[1:] != local[:-1]) | (owner[seg][1:] != owner[seg][:-1]) | (seg[1:] != seg[:-1] + 1)]
+        first = np.flatnonzero(new)
+        last = np.r_[first[1:] - 1, len(seg) - 1]
+        return pd.DataFrame({"s": bounds[seg[first]], "e": bounds[seg[last] + 1] - 1,
+                             "at": run[local[first]], "other": run[owner[seg[first]]]})
 
     @cached_property
     def first_new(self) -> np.ndarray:
@@ -233,15 +282,13 @@ class TicketLedger:
         carnet order (past its end when the whole run repeats earlier tickets)."""
         r = self.runs
         g = r["ks"].to_numpy().copy()
-        d = self.duplicates
+        d = self.repeats
         if len(d):
-            at = d["at"].to_numpy()
-            # Regroup each run's repeated stretches on their own key space, merge them,
-            # and follow the stretch that starts at the run's first number.
-            key_s = at * self.stride + d["s"].to_numpy() % self.stride
-            key_e = at * self.stride + d["e"].to_numpy() % self.stride
-            o = np.argsort(key_s, kind="stable")
-            ms, me = merge(key_s[o], key_e[o])
+            # A run's lowest new number follows the repeated stretches that start at its first number.
+            o = np.lexsort((d["s"].to_numpy(), d["at"].to_numpy()))
+            at, rs, re = d["at"].to_numpy()[o], d["s"].to_numpy()[o], d["e"].to_numpy()[o]
+            key_s, key_e = at * self.stride + rs % self.stride, at * self.stride + re % self.stride
+            ms, me = merge(key_s, key_e)
             owner = ms // self.stride
             first = np.r_[True, owner[1:] != owner[:-1]]
             owner, ms, me = owner[first], ms[first] % self.stride, me[first] % self.stride

@@ -69,7 +69,7 @@ def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation
     Compliant: every number of a value appears in one run only.
     """
     led = ledger(carnet, profile)
-    d = led.duplicates
+    d = led.repeats
     if d.empty:
         return
     s, e = d["s"].to_numpy(), d["e"].to_numpy()
