@@ -191,6 +191,333 @@ def orphan_stake(t, rng):
     return {"EC00-03"}
 
 
+
+# -- ticket helpers: keep the series, books and cagnotte consistent -----------
+
+def _profile():
+    from auditor.catalogue import load_profile
+    return load_profile()
+
+
+def _phase_key(r: dict) -> tuple:
+    return (r["seance"], r["coup"], r["phase"] != "avant")
+
+
+def _adjust_cagnotte(t: Tables, seance: int, delta: int) -> None:
+    for s in t["seances"]:
+        if s["seance"] == seance and s.get("cagnotte") is not None:
+            s["cagnotte"] += delta
+
+
+def phase_tickets(t: Tables, seance: int, coup: int, phase: str) -> list[dict]:
+    return [r for r in t["tickets"] if r["seance"] == seance and r["coup"] == coup and r["phase"] == phase]
+
+
+def seance_values(t: Tables, seance: int) -> set[int]:
+    return {r["valeur"] for r in t["tickets"] if r["seance"] == seance}
+
+
+def add_tickets(t: Tables, seance: int, coup: int, phase: str, value: int, count: int) -> None:
+    """Detach `count` more tickets of `value` at a coup and phase, in series order:
+    later tickets of that value move up; books and the cagnotte follow."""
+    if count <= 0:
+        return
+    here = (seance, coup, phase != "avant")
+    rows = [r for r in t["tickets"] if r["valeur"] == value]
+    before = [r for r in rows if _phase_key(r) <= here]
+    if before:
+        last = max(before, key=lambda r: (_phase_key(r), r["dernier"]))
+        start = last["dernier"] + 1
+    else:
+        last = None
+        start = min((r["premier"] for r in rows), default=1)
+    for r in rows:
+        if r["premier"] >= start:
+            r["premier"] += count
+            r["dernier"] += count
+    if last is not None and _phase_key(last) == here:
+        last["dernier"] += count
+    else:
+        at = max((i + 1 for i, r in enumerate(t["tickets"]) if _phase_key(r) <= here), default=0)
+        t["tickets"].insert(at, {"seance": seance, "coup": coup, "phase": phase, "valeur": value,
+                                 "premier": start, "dernier": start + count - 1})
+    _adjust_cagnotte(t, seance, value * count)
+    sync_books(t)
+
+
+def take_tickets(t: Tables, seance: int, coup: int, phase: str, value: int, count: int) -> None:
+    """Take `count` tickets of `value` off a coup and phase, closing the gaps."""
+    for _ in range(count):
+        run = [r for r in phase_tickets(t, seance, coup, phase) if r["valeur"] == value][-1]
+        removed = run["dernier"]
+        if run["dernier"] == run["premier"]:
+            t["tickets"].remove(run)
+        else:
+            run["dernier"] -= 1
+        for r in t["tickets"]:
+            if r["valeur"] == value and r["premier"] > removed:
+                r["premier"] -= 1
+                r["dernier"] -= 1
+        _adjust_cagnotte(t, seance, -value)
+
+
+def retick(t: Tables, seance: int, coup: int, phase: str, amount: int) -> None:
+    """Make the tickets of a coup and phase the fewest that give `amount`."""
+    from auditor.generate import split_levy
+    values = [v for v in _profile().ticket_values_cents if v <= 1000][:3]
+    want = dict(split_levy(amount, values))
+    have: dict[int, int] = {}
+    for r in phase_tickets(t, seance, coup, phase):
+        have[r["valeur"]] = have.get(r["valeur"], 0) + r["dernier"] - r["premier"] + 1
+    for v in set(want) | set(have):
+        delta = want.get(v, 0) - have.get(v, 0)
+        if delta > 0:
+            add_tickets(t, seance, coup, phase, v, delta)
+        elif delta < 0:
+            take_tickets(t, seance, coup, phase, v, -delta)
+
+
+def sync_books(t: Tables) -> None:
+    """Register the (aligned) books the tickets now reach into."""
+    if "carnets_tickets" not in t:
+        return
+    size = _profile().book_size
+    first_day = min((s["date"] for s in t["seances"]), default=None)
+    for value in sorted({r["valeur"] for r in t["tickets"]}):
+        books = [b for b in t["carnets_tickets"] if b["valeur"] == value]
+        known = {b["premier"] for b in books}
+        day = min((b["mise_en_service"] for b in books), default=first_day)
+        for r in t["tickets"]:
+            if r["valeur"] != value or r["dernier"] < r["premier"]:
+                continue
+            for book in range((r["premier"] - 1) // size * size + 1, r["dernier"] + 1, size):
+                if book not in known:
+                    known.add(book)
+                    t["carnets_tickets"].append({"valeur": value, "premier": book, "mise_en_service": day,
+                                                 "paraphe": "oui"})
+
+
+def ticket_rows(t: Tables, value: int) -> list[dict]:
+    """The rows of one value in carnet order."""
+    idx = {id(r): i for i, r in enumerate(t["tickets"])}
+    return sorted((r for r in t["tickets"] if r["valeur"] == value), key=lambda r: (_phase_key(r), idx[id(r)]))
+
+
+def _ticket_count(rows) -> int:
+    return sum(r["dernier"] - r["premier"] + 1 for r in rows)
+
+
+def fewest_tickets(amount: int, values) -> int | None:
+    """Fewest tickets of `values` making `amount` (any set of values)."""
+    best = [0] + [None] * amount
+    for a in range(1, amount + 1):
+        options = [best[a - v] for v in values if v <= a and best[a - v] is not None]
+        best[a] = min(options) + 1 if options else None
+    return best[amount]
+
+
+def _all_minimal(t: Tables, seance: int) -> bool:
+    values = seance_values(t, seance)
+    by_phase: dict[tuple, list[dict]] = {}
+    for r in t["tickets"]:
+        if r["seance"] == seance:
+            by_phase.setdefault(_phase_key(r), []).append(r)
+    return all(_ticket_count(rows) == fewest_tickets(sum(r["valeur"] * (r["dernier"] - r["premier"] + 1)
+                                                             for r in rows), values)
+               for rows in by_phase.values())
+
+
+# -- more injectors ----------------------------------------------------------
+
+def _card_holders(t: Tables, seance: int) -> list[int]:
+    """Called players of a séance (not chouetteurs) in order of first holding the cards."""
+    chouetteurs = {c["joueur_a"] for c in t["coups"] if c["seance"] == seance and c["type"] == "chouette"}
+    seen: list[int] = []
+    for c in sorted((c for c in t["coups"] if c["seance"] == seance), key=lambda c: c["coup"]):
+        for p in (c["joueur_a"], c["joueur_b"]):
+            if p is not None and p not in chouetteurs and p not in seen:
+                seen.append(p)
+    return seen
+
+
+def _fiche(t: Tables, seance: int, number: int) -> dict:
+    return next(f for f in t["fiches"] if f["seance"] == seance and f["fiche"] == number)
+
+
+def unregistered_fiche(t, rng):
+    _, stakes = pick(rng, t, lambda c, s: bool(s))
+    m = rng.choice(stakes)
+    m["fiche"] = max(f["fiche"] for f in t["fiches"] if f["seance"] == m["seance"]) + 1
+    return {"EC63-03"}
+
+
+def holder_without_rank(t, rng):
+    seances = [s["seance"] for s in t["seances"] if _card_holders(t, s["seance"])]
+    if not seances or not t.get("fiches"):
+        raise CannotInject("no card holder")
+    seance = rng.choice(seances)
+    _fiche(t, seance, _card_holders(t, seance)[-1])["tenir_cartes"] = None
+    return {"EC63-04"}
+
+
+def loser_keeps_cards(t, rng):
+    # The winner of a simple coup who stays is recorded as the loser instead
+    # (equal masses: the levy does not change).
+    def fits(c, s):
+        nxt = [n for n in t["coups"] if n["seance"] == c["seance"] and n["coup"] == c["coup"] + 1]
+        if not nxt or c["gagnant"] not in ("a", "b"):
+            return False
+        stayer = c["joueur_a"] if c["gagnant"] == "a" else c["joueur_b"]
+        return stayer in (nxt[0]["joueur_a"], nxt[0]["joueur_b"])
+    c, _ = pick(rng, t, fits)
+    c["gagnant"] = "b" if c["gagnant"] == "a" else "a"
+    return {"EC63-05"}
+
+
+def holders_out_of_order(t, rng):
+    options = [(s["seance"], h) for s in t["seances"] for h in [_card_holders(t, s["seance"])] if len(h) >= 3]
+    if not options or not t.get("fiches"):
+        raise CannotInject("no séance with three card holders")
+    seance, holders = rng.choice(options)
+    # The last two newcomers (they never come at the same coup: one place at a time).
+    first, second = _fiche(t, seance, holders[-2]), _fiche(t, seance, holders[-1])
+    first["tenir_cartes"], second["tenir_cartes"] = second["tenir_cartes"], first["tenir_cartes"]
+    return {"EC63-06"}
+
+
+def two_decks_only(t, rng):
+    s = rng.choice(t["seances"])
+    s["jeux"] = " ".join(str(s["jeux"]).split()[:2])
+    return {"EC63-07"}
+
+
+def fiche_number_gap(t, rng):
+    if not t.get("fiches"):
+        raise CannotInject("no fiches")
+    s = rng.choice(t["seances"])
+    top = max(f["fiche"] for f in t["fiches"] if f["seance"] == s["seance"])
+    t["fiches"].append({"seance": s["seance"], "fiche": top + 2, "date": s["date"], "tenir_cartes": None})
+    return {"EC63-08"}
+
+
+def cagnotte_miscounted(t, rng):
+    s = rng.choice([s for s in t["seances"] if s.get("cagnotte") is not None] or [None])
+    if s is None:
+        raise CannotInject("no cagnotte")
+    s["cagnotte"] -= 10
+    return {"EC561-03"}
+
+
+def unsigned_book(t, rng):
+    used = {r["valeur"] for r in t["tickets"]}
+    size = _profile().book_size
+    books = [b for b in t.get("carnets_tickets", []) if any(
+        r["valeur"] == b["valeur"] and r["premier"] < b["premier"] + size and r["dernier"] >= b["premier"]
+        for r in t["tickets"])]
+    if not books or not used:
+        raise CannotInject("no book in use")
+    rng.choice(books)["paraphe"] = "non"
+    return {"EC83-03"}
+
+
+def book_put_in_service_late(t, rng):
+    size = _profile().book_size
+    day_of = {s["seance"]: s["date"] for s in t["seances"]}
+    options = []
+    for b in t.get("carnets_tickets", []):
+        days = [day_of[r["seance"]] for r in t["tickets"] if r["valeur"] == b["valeur"]
+                and r["premier"] < b["premier"] + size and r["dernier"] >= b["premier"]]
+        if days:
+            options.append((b, max(days)))
+    if not options:
+        raise CannotInject("no book in use")
+    b, last = rng.choice(options)
+    b["mise_en_service"] = last + dt.timedelta(days=1)
+    return {"EC561-01"}
+
+
+def ticket_skipped(t, rng):
+    options = [(v, rows) for v in sorted({r["valeur"] for r in t["tickets"]})
+               for rows in [ticket_rows(t, v)] if len(rows) >= 2]
+    if not options:
+        raise CannotInject("no series")
+    value, rows = rng.choice(options)
+    k = rng.randrange(1, len(rows))
+    for r in rows[k:]:
+        r["premier"] += 1
+        r["dernier"] += 1
+    sync_books(t)
+    return {"EC83-01"}
+
+
+def ticket_reused(t, rng):
+    # A ticket is detached again at a later coup instead of the next one of the series.
+    options = []
+    for v in sorted({r["valeur"] for r in t["tickets"]}):
+        rows = ticket_rows(t, v)
+        options += [(rows, k) for k in range(1, len(rows))
+                    if rows[k]["premier"] == rows[k]["dernier"] and _phase_key(rows[k]) != _phase_key(rows[k - 1])]
+    if not options:
+        raise CannotInject("no single ticket to reuse")
+    rows, k = rng.choice(options)
+    for r in rows[k:]:
+        r["premier"] -= 1
+        r["dernier"] -= 1
+    return {"EC82-03"}
+
+
+def tickets_backwards(t, rng):
+    options = []
+    for v in sorted({r["valeur"] for r in t["tickets"]}):
+        rows = ticket_rows(t, v)
+        options += [(rows[k - 1], rows[k]) for k in range(1, len(rows))
+                    if (rows[k - 1]["seance"], rows[k - 1]["coup"]) != (rows[k]["seance"], rows[k]["coup"])]
+    if not options:
+        raise CannotInject("no two coups with tickets of one value")
+    r1, r2 = rng.choice(options)
+    n1, n2 = r1["dernier"] - r1["premier"] + 1, r2["dernier"] - r2["premier"] + 1
+    start = r1["premier"]
+    r2["premier"], r2["dernier"] = start, start + n2 - 1
+    r1["premier"], r1["dernier"] = start + n2, start + n2 + n1 - 1
+    return {"EC561-02"}
+
+
+def ticket_number_too_high(t, rng):
+    top = _profile().ticket_number_max
+    options = [v for v in sorted({r["valeur"] for r in t["tickets"]}) if _ticket_count(ticket_rows(t, v)) >= 2]
+    if not options:
+        raise CannotInject("no series")
+    value = rng.choice(options)
+    rows = ticket_rows(t, value)
+    shift = top + 1 - rows[-1]["dernier"]     # the last ticket of the series is numbered top + 1
+    for r in rows:
+        r["premier"] += shift
+        r["dernier"] += shift
+    # Its books are registered afresh where the numbers now are.
+    t["carnets_tickets"] = [b for b in t.get("carnets_tickets", []) if b["valeur"] != value]
+    sync_books(t)
+    return {"EC82-02"}
+
+
+def too_many_tickets(t, rng):
+    # A 1 € ticket paid as ten 0,10 € tickets, in a séance that uses 1 € tickets elsewhere.
+    options = []
+    for c in t["coups"]:
+        for phase in ("avant", "apres"):
+            rows = phase_tickets(t, c["seance"], c["coup"], phase)
+            if any(r["valeur"] == 100 for r in rows) and 10 in seance_values(t, c["seance"]):
+                ones = sum(r["dernier"] - r["premier"] + 1 for r in t["tickets"]
+                           if r["seance"] == c["seance"] and r["valeur"] == 100)
+                if ones >= 2:
+                    options.append((c, phase))
+    if not options:
+        raise CannotInject("no 1 € ticket to split")
+    c, phase = rng.choice(options)
+    take_tickets(t, c["seance"], c["coup"], phase, 100, 1)
+    add_tickets(t, c["seance"], c["coup"], phase, 10, 10)
+    return {"EC661-02"}
+
+
 INJECTORS: dict[str, Callable[[Tables, random.Random], set[str]]] = {
     "EC00-02": unreadable_amount,
     "EC00-03": orphan_stake,
@@ -207,6 +534,20 @@ INJECTORS: dict[str, Callable[[Tables, random.Random], set[str]]] = {
     "EC64-09": coup_without_stakes,
     "EC66-01": short_levy,
     "EC661-01": missing_ticket,
+    "EC63-03": unregistered_fiche,
+    "EC63-04": holder_without_rank,
+    "EC63-05": loser_keeps_cards,
+    "EC63-06": holders_out_of_order,
+    "EC63-07": two_decks_only,
+    "EC63-08": fiche_number_gap,
+    "EC561-01": book_put_in_service_late,
+    "EC561-02": tickets_backwards,
+    "EC561-03": cagnotte_miscounted,
+    "EC661-02": too_many_tickets,
+    "EC82-02": ticket_number_too_high,
+    "EC82-03": ticket_reused,
+    "EC83-01": ticket_skipped,
+    "EC83-03": unsigned_book,
 }
 
 
