@@ -45,13 +45,21 @@ def parse_cents(text: str) -> int:
     return -cents if m["sign"] == "-" else cents
 
 
+def arrow_strings(series: pd.Series) -> pa.Array:
+    """A text column as one Arrow string array (no copy when it is Arrow-backed already)."""
+    arr = pa.array(series.astype(pd.StringDtype("pyarrow")).array)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.cast(pa.string())
+
+
 def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Vectorised parse_cents over a text column (Arrow's RE2 kernels, no Python loop).
 
     Returns (cents as Int64 with <NA> where empty or bad, bad mask). Empty
     cells are <NA> but not bad: whether they may be empty is the schema's call.
     """
-    arr = pa.array(text.astype("string").to_numpy(dtype=object, na_value=None), type=pa.string())
+    arr = arrow_strings(text)
     s = pc.replace_substring_regex(pc.utf8_trim_whitespace(arr), _EURO.pattern, "")
     s = pc.utf8_trim_whitespace(s)
     empty = pc.fill_null(pc.equal(s, ""), True)

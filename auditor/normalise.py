@@ -20,7 +20,7 @@ import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
 from auditor.frames import py
 from auditor.model import Violation
-from auditor.money import parse_cents_series
+from auditor.money import arrow_strings, parse_cents_series
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -65,7 +65,7 @@ def parse_text(s: pd.Series) -> tuple[pd.Series, pd.Series]:
 def parse_enum(s: pd.Series) -> tuple[pd.Series, pd.Series]:
     # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
     # then drop the combining marks, with Arrow kernels rather than per-cell Python.
-    arr = pa.array(s.astype("string").to_numpy(dtype=object, na_value=None), type=pa.string())
+    arr = arrow_strings(s)
     arr = pc.utf8_normalize(pc.utf8_lower(pc.utf8_trim_whitespace(arr)), "NFKD")
     arr = pc.replace_substring_regex(arr, r"[^\x00-\x7f]", "")
     out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=s.index)
@@ -84,14 +84,14 @@ def normalise(raw: RawCarnet) -> Carnet:
                                                   kind=p.kind, params=dict(p.params))))
     if raw.unreadable:
         return carnet
-    for name, model in ecarte_schemas.MODELS.items():
+    for name, schema in ecarte_schemas.MODELS.items():
         rt = raw.tables.get(name)
         if rt is None:
             if name in ecarte_schemas.REQUIRED_TABLES and not _table_problem(raw, name):
                 carnet.problems.append(("EC00-01", Violation(table=name, kind="missing_table",
                                                              params={"table": name})))
             continue
-        carnet.tables[name] = _normalise_table(rt, model, carnet.problems)
+        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems)
     cover = carnet.tables.get("carnet")
     if cover is not None and len(cover.df) != 1:
         # One finding per row past the first, so each unused row is accounted for.
@@ -106,8 +106,7 @@ def _table_problem(raw: RawCarnet, name: str) -> bool:
     return any(p.table == name for p in raw.problems)
 
 
-def _normalise_table(rt: RawTable, model, problems: list) -> Table:
-    schema = model.to_schema()
+def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
     df = rt.df
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
@@ -153,7 +152,7 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
     for field, (other, empty) in filled_from.items():
         out[field] = out[field].where(~empty.to_numpy(), out[other])
     out["_row"] = df["_row"].to_numpy()
-    _validate(model, out, present, bad_cells)
+    _validate(schema, out, present, bad_cells)
     problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells, rt.letters))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
@@ -161,10 +160,10 @@ def _normalise_table(rt: RawTable, model, problems: list) -> Table:
                        formulas=formulas)
 
 
-def _validate(model, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
+def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
     """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them)."""
     try:
-        model.validate(out, lazy=True)
+        schema.validate(out, lazy=True)
         return
     except pandera.errors.SchemaErrors as exc:
         cases = exc.failure_cases

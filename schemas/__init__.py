@@ -1,6 +1,6 @@
 """Pandera schemas of the normalised carnet tables, one module per table.
 
-Installed as `ecarte_schemas`. Each model states what a *table* is: typed
+Installed as `ecarte_schemas`. Each schema states what a *table* is: typed
 columns, nullability, enumerations and per-cell ranges. The regulation's
 cross-row rules live in `auditor/checks/`, not here.
 

@@ -1,17 +1,9 @@
 """`carnet`: the cover, exactly one data row."""
 
-import pandera.pandas as pa
-from pandera.typing import Series
+from ecarte_schemas._base import Int, Text, col, schema, column, pa
 
-from ecarte_schemas._base import Int, Text, col
-
-
-class Carnet(pa.DataFrameModel):
-    casino: Series[Text] = pa.Field(metadata=col("text"))
-    table: Series[Int] = pa.Field(ge=1, metadata=col("int"))
-    date_debut: Series[pa.DateTime] = pa.Field(metadata=col("date"))
-
-    class Config:
-        name = "carnet"
-        strict = False
-        coerce = False
+Carnet = schema("carnet", {
+    "casino": column(Text(), col("text")),
+    "table": column(Int(), col("int"), pa.Check.ge(1)),
+    "date_debut": column(pa.DateTime, col("date")),
+})

@@ -1,18 +1,10 @@
 """`carnets_tickets`: ticket books put in service at this table (optional)."""
 
-import pandera.pandas as pa
-from pandera.typing import Series
+from ecarte_schemas._base import YES_NO, Int, Text, col, schema, column, pa
 
-from ecarte_schemas._base import YES_NO, Int, Text, col
-
-
-class CarnetsTickets(pa.DataFrameModel):
-    valeur_cents: Series[Int] = pa.Field(metadata=col("amount", "valeur"))
-    premier: Series[Int] = pa.Field(metadata=col("int"))
-    mise_en_service: Series[pa.DateTime] = pa.Field(metadata=col("date"))
-    paraphe: Series[Text] = pa.Field(isin=YES_NO, nullable=True, metadata=col("enum", required=False))
-
-    class Config:
-        name = "carnets_tickets"
-        strict = False
-        coerce = False
+CarnetsTickets = schema("carnets_tickets", {
+    "valeur_cents": column(Int(), col("amount", "valeur")),
+    "premier": column(Int(), col("int")),
+    "mise_en_service": column(pa.DateTime, col("date")),
+    "paraphe": column(Text(), col("enum", required=False), pa.Check.isin(YES_NO), nullable=True),
+})

@@ -1,21 +1,13 @@
 """`mises`: one row per stake, in order of receipt."""
 
-import pandera.pandas as pa
-from pandera.typing import Series
+from ecarte_schemas._base import SIDES, Int, Text, col, schema, column, pa
 
-from ecarte_schemas._base import SIDES, Int, Text, col
-
-
-class Mises(pa.DataFrameModel):
-    seance: Series[Int] = pa.Field(metadata=col("int"))
-    coup: Series[Int] = pa.Field(metadata=col("int"))
-    rang: Series[Int] = pa.Field(ge=1, metadata=col("int"))
-    fiche: Series[Int] = pa.Field(metadata=col("int"))
-    cote: Series[Text] = pa.Field(isin=SIDES, metadata=col("enum"))
-    montant_cents: Series[Int] = pa.Field(metadata=col("amount", "montant"))
-    restitue_cents: Series[Int] = pa.Field(metadata=col("amount", "restitue", required=False, default="0"))
-
-    class Config:
-        name = "mises"
-        strict = False
-        coerce = False
+Mises = schema("mises", {
+    "seance": column(Int(), col("int")),
+    "coup": column(Int(), col("int")),
+    "rang": column(Int(), col("int"), pa.Check.ge(1)),
+    "fiche": column(Int(), col("int")),
+    "cote": column(Text(), col("enum"), pa.Check.isin(SIDES)),
+    "montant_cents": column(Int(), col("amount", "montant")),
+    "restitue_cents": column(Int(), col("amount", "restitue", required=False, default="0")),
+})

@@ -1,19 +1,11 @@
 """`seances`: one row per séance."""
 
-import pandera.pandas as pa
-from pandera.typing import Series
+from ecarte_schemas._base import Int, Text, col, schema, column, pa
 
-from ecarte_schemas._base import Int, Text, col
-
-
-class Seances(pa.DataFrameModel):
-    seance: Series[Int] = pa.Field(ge=1, metadata=col("int"))
-    date: Series[pa.DateTime] = pa.Field(metadata=col("date"))
-    timbre: Series[pa.DateTime] = pa.Field(nullable=True, metadata=col("date", required=False))
-    jeux: Series[Text] = pa.Field(nullable=True, metadata=col("text", required=False))
-    cagnotte_cents: Series[Int] = pa.Field(nullable=True, metadata=col("amount", "cagnotte", required=False))
-
-    class Config:
-        name = "seances"
-        strict = False
-        coerce = False
+Seances = schema("seances", {
+    "seance": column(Int(), col("int"), pa.Check.ge(1)),
+    "date": column(pa.DateTime, col("date")),
+    "timbre": column(pa.DateTime, col("date", required=False), nullable=True),
+    "jeux": column(Text(), col("text", required=False), nullable=True),
+    "cagnotte_cents": column(Int(), col("amount", "cagnotte", required=False), nullable=True),
+})

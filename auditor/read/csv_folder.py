@@ -12,6 +12,9 @@ import io
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of_digests
@@ -122,6 +125,9 @@ def parse_csv_text(table: str, text: str,
     bound = text.count(delim) + text.count("\n") + text.count("\r") + 1
     if bound > limits.max_cells:
         return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
+    fast = _parse_with_arrow(table, text, delim, limits)
+    if fast is not None:
+        return fast
     try:
         df = pd.read_csv(io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
                          na_filter=False, skip_blank_lines=False, engine="c", quoting=csv.QUOTE_MINIMAL)
@@ -151,6 +157,53 @@ def parse_csv_text(table: str, text: str,
         out = out[nonempty].reset_index(drop=True)
     if len(out) > limits.max_rows:
         return _refused(table, "too_many_rows", rows=len(out), limit=limits.max_rows)
+    return RawTable(table, out, rows_read=len(out)), []
+
+
+def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
+    """Fast path (Arrow's multi-threaded CSV reader, columns kept as Arrow
+    strings) for the common file: no blank line, every row as wide as the
+    header. Anything else returns None and takes the paths below, which keep
+    blank-line row numbers and reject ragged rows one by one."""
+    # A blank line would shift Arrow's record numbers off the file's rows (a line
+    # of spaces only is caught below: it is narrower than the header).
+    body = text.rstrip("\r\n")
+    if "\n\n" in body or "\n\r\n" in body or body.startswith(("\n", "\r\n")):
+        return None
+    try:
+        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
+    except (csv.Error, StopIteration):
+        return None
+    width = len(header)
+    if width == 0 or width > limits.max_columns:
+        return None
+    names = [f"c{i}" for i in range(width)]
+    try:
+        tbl = pacsv.read_csv(
+            io.BytesIO(text.encode("utf-8")),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    keep: dict[str, int] = {}
+    for i, name in enumerate(header):
+        canon = canonical_name(name)
+        if canon and canon not in keep:
+            keep[canon] = i
+    nonempty = None
+    for column in tbl.columns:
+        filled = pc.not_equal(pc.utf8_trim_whitespace(column), "")
+        nonempty = filled if nonempty is None else pc.or_(nonempty, filled)
+    rows = pa.array(range(2, tbl.num_rows + 2), type=pa.int64())
+    picked = pa.table({**{name: tbl.column(i) for name, i in keep.items()}, "_row": rows})
+    if nonempty is not None and tbl.num_rows:
+        picked = picked.filter(nonempty)
+    if picked.num_rows > limits.max_rows:
+        return _refused(table, "too_many_rows", rows=picked.num_rows, limit=limits.max_rows)
+    out = picked.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
+    out["_row"] = out["_row"].astype("int64")
     return RawTable(table, out, rows_read=len(out)), []
 
 

@@ -49,7 +49,7 @@ def template_columns() -> dict[str, list[ColumnSpec]]:
     out: dict[str, list[ColumnSpec]] = {}
     for table, model in ecarte_schemas.MODELS.items():
         cols = []
-        for field, column in model.to_schema().columns.items():
+        for field, column in model.columns.items():
             meta = column.metadata or {}
             allowed: tuple[str, ...] = ()
             minimum = None
