@@ -21,7 +21,7 @@ $(TEST_STAMP): $(STAMP)
 	@touch $@
 
 demo: $(STAMP)
-	$(BIN)/ecarte-audit audit sample_carnets --out reports --format html,json --fail-on never
+	$(BIN)/ecarte-audit audit sample_carnets --out reports --format html,json,xlsx --fail-on never
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest

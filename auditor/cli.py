@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="an .xlsx workbook, a CSV-folder carnet, or a folder of carnets")
     a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
-    a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json (default: html,json)")
+    a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
     a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
                    help="lowest severity that makes the exit status 1 (default: error)")
     a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--table", type=_positive, default=3)
     g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
 
+    t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
+    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
+    t.add_argument("--lang", choices=("fr", "en"), default="fr")
+
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
     r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
     r.add_argument("--lang", choices=("fr", "en"), default="fr")
@@ -89,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_rules(args)
         if args.command == "generate":
             return cmd_generate(args)
+        if args.command == "template":
+            return cmd_template(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -178,6 +184,18 @@ def cmd_audit(args) -> int:
         worst = max(worst or Severity.ERROR, Severity.ERROR)
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def cmd_template(args) -> int:
+    from auditor.report.template_xlsx import write_blank_template
+
+    out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
+    try:
+        write_blank_template(out, args.lang)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"{out}: blank carnet workbook written", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_generate(args) -> int:

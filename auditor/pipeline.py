@@ -16,9 +16,9 @@ from auditor.model import Severity, Violation
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
 from auditor.report import html_report, json_report
-from auditor.report.view import report_view, verdict
+from auditor.report.view import verdict
 
-FORMATS = ("html", "json")
+FORMATS = ("html", "json", "xlsx")
 
 
 @dataclass
@@ -101,8 +101,13 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
     if "json" in formats:
         files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats:
-        view = report_view(result, job.shown, doc["generated_at"])
-        files["report.html"] = html_report.render("report.html.j2", view).encode("utf-8")
+        files["report.html"] = html_report.render_report(
+            result, job.shown, doc["generated_at"],
+            findings_file="findings.json" if "json" in formats else None).encode("utf-8")
+    if "xlsx" in formats:
+        from auditor.report.excel_report import annotated_bytes
+
+        files["annotated.xlsx"] = annotated_bytes(result, job.path, result.lang, doc["generated_at"])
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
              "carnet": doc["carnet"], "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}

@@ -162,3 +162,16 @@ def test_html_report_is_self_contained(tmp_path):
     html = (tmp_path / "prelevements" / "report.html").read_text(encoding="utf-8")
     assert "http://" not in html and "https://" not in html and "<script src" not in html
     assert "EC66-01" in html and "Carnet non conforme" in html
+
+
+def test_xlsx_format_and_template_command(tmp_path):
+    from openpyxl import load_workbook
+
+    assert main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--format", "xlsx,json"]) == 1
+    book = load_workbook(tmp_path / "prelevements" / "annotated.xlsx")
+    assert book.sheetnames[0] and "coups" in [n.lower() for n in book.sheetnames]
+    assert not (tmp_path / "prelevements" / "report.html").exists()
+    assert main(["template", str(tmp_path / "blank")]) == 0
+    blank = load_workbook(tmp_path / "blank.xlsx")
+    assert {"carnet", "seances", "coups", "mises", "tickets"} <= {n.lower() for n in blank.sheetnames}
+    assert main(["template", "/proc/forbidden/blank.xlsx"]) == 2
