@@ -4,7 +4,11 @@ give (sometimes a breach necessarily shows under two codes).
 
 Used by `ecarte-audit generate --breaches`, the sample carnets, and the
 metamorphic tests. Injectors work on the generator's tables (rows of Python
-values, money in cents) and only touch simple coups.
+values, money in cents). The chouette injectors (EC65-*, EC66-02) need a carnet
+generated with `Spec(chouette=True)` and raise `CannotInject` without a chouette
+coup; the others touch simple coups, tickets, fiches or séances only. Ticket
+changes go through `add_tickets` / `take_tickets` / `retick`, which keep each
+value's series uninterrupted, the books registered and the cagnotte counted.
 """
 
 from __future__ import annotations
@@ -278,11 +282,18 @@ def retick(t: Tables, seance: int, coup: int, phase: str, amount: int) -> None:
 
 
 def sync_books(t: Tables) -> None:
-    """Register the (aligned) books the tickets now reach into."""
+    """Register the (aligned) books the tickets now reach into, each in service by
+    the day of its first ticket."""
     if "carnets_tickets" not in t:
         return
     size = _profile().book_size
     first_day = min((s["date"] for s in t["seances"]), default=None)
+    day_of = {s["seance"]: s["date"] for s in t["seances"]}
+    for b in t["carnets_tickets"]:
+        days = [day_of[r["seance"]] for r in t["tickets"] if r["valeur"] == b["valeur"] and r["seance"] in day_of
+                and r["premier"] < b["premier"] + size and r["dernier"] >= b["premier"]]
+        if days and b["mise_en_service"] is not None and min(days) < b["mise_en_service"]:
+            b["mise_en_service"] = min(days)
     for value in sorted({r["valeur"] for r in t["tickets"]}):
         books = [b for b in t["carnets_tickets"] if b["valeur"] == value]
         known = {b["premier"] for b in books}
@@ -518,6 +529,179 @@ def too_many_tickets(t, rng):
     return {"EC661-02"}
 
 
+
+def _try_each(t: Tables, rng: random.Random, options: list, attempt: Callable[[Tables, object], bool]) -> None:
+    """Apply `attempt` to a copy for each option in random order; keep the first that
+    reports a clean breach (True). Options are (séance, coup, …) keys: `attempt` gets
+    the copy's coup in their place."""
+    import copy
+    options = list(options)
+    rng.shuffle(options)
+    for seance, number, *rest in options:
+        trial = copy.deepcopy(t)
+        if attempt(trial, (_coup(trial, seance, number), *rest)):
+            t.clear()
+            t.update(trial)
+            return
+    raise CannotInject("no place fits")
+
+
+def _coup(t: Tables, seance: int, number: int) -> dict | None:
+    return next((c for c in t["coups"] if c["seance"] == seance and c["coup"] == number), None)
+
+
+def _phase_amount(t: Tables, seance: int, coup: int, phase: str) -> int:
+    return sum(r["valeur"] * (r["dernier"] - r["premier"] + 1) for r in phase_tickets(t, seance, coup, phase))
+
+
+def fourth_ticket_value(t, rng):
+    # Two big stakes at the head of a simple coup (one per side): the mass grows so that
+    # the levy grows by the ticket values the séance does not use yet, detached at that coup.
+    profile = _profile()
+
+    def attempt(t, option):
+        (c,) = option
+        missing = [v for v in profile.ticket_values_cents if v not in seance_values(t, c["seance"])]
+        need = profile.max_ticket_values_per_seance + 1 - len(seance_values(t, c["seance"]))
+        if need <= 0 or len(missing) < need:
+            return False
+        add = sorted(missing)[-need:]
+        extra = sum(add) * 20
+        mass = c["total_a"]
+        if profile.levy(mass + extra) != profile.levy(mass) + sum(add):
+            return False
+        stakes = coup_rows(t, "mises", c["seance"], c["coup"])
+        fiche = stakes[0]["fiche"]
+        for m in stakes:
+            m["rang"] += 2
+        at = t["mises"].index(stakes[0])
+        t["mises"][at:at] = [{"seance": c["seance"], "coup": c["coup"], "rang": r, "fiche": fiche, "cote": side,
+                              "montant": extra, "restitue": 0} for r, side in ((1, "a"), (2, "b"))]
+        c["total_a"] += extra
+        c["total_b"] += extra
+        c["prelevement"] += sum(add)
+        for v in add:
+            add_tickets(t, c["seance"], c["coup"], "avant", v, 1)
+        return _all_minimal(t, c["seance"])
+
+    _try_each(t, rng, [(c["seance"], c["coup"]) for c in simple_coups(t)
+                       if coup_rows(t, "mises", c["seance"], c["coup"])], attempt)
+    return {"EC59-01"}
+
+
+def odd_ticket_value(t, rng):
+    # The levy of a coup paid with one ticket of a value outside the regulation (its
+    # amount exactly), in a séance with room for one more value.
+    profile = _profile()
+
+    def attempt(t, option):
+        c, phase = option
+        amount = _phase_amount(t, c["seance"], c["coup"], phase)
+        if amount in profile.ticket_values_cents or amount % 10:
+            return False
+        if len(seance_values(t, c["seance"])) >= profile.max_ticket_values_per_seance:
+            return False
+        for r in phase_tickets(t, c["seance"], c["coup"], phase):
+            take_tickets(t, c["seance"], c["coup"], phase, r["valeur"], r["dernier"] - r["premier"] + 1)
+        add_tickets(t, c["seance"], c["coup"], phase, amount, 1)
+        return _all_minimal(t, c["seance"])
+
+    _try_each(t, rng, [(c["seance"], c["coup"], p) for c in t["coups"] for p in ("avant", "apres")
+                       if _phase_amount(t, c["seance"], c["coup"], p) > 0], attempt)
+    return {"EC82-01"}
+
+
+# -- chouette injectors --------------------------------------------------------
+
+def chouette_coups(t: Tables) -> list[dict]:
+    return [c for c in t["coups"] if c["type"] == "chouette"]
+
+
+def in_run(t: Tables, c: dict) -> bool:
+    """The coup continues the chouette run of the coup before it."""
+    prev = _coup(t, c["seance"], c["coup"] - 1)
+    return prev is not None and prev["type"] == "chouette" and prev["joueur_a"] == c["joueur_a"]
+
+
+def pick_chouette(rng: random.Random, t: Tables, predicate: Callable[[dict, list[dict]], bool]) -> tuple[dict, list[dict]]:
+    """A random chouette coup (with its stakes) that satisfies `predicate`."""
+    if not chouette_coups(t):
+        raise CannotInject("no chouette coup")
+    candidates = []
+    for c in chouette_coups(t):
+        stakes = coup_rows(t, "mises", c["seance"], c["coup"])
+        if stakes and predicate(c, stakes):
+            candidates.append((c, stakes))
+    if not candidates:
+        raise CannotInject("no chouette coup fits")
+    return rng.choice(candidates)
+
+
+def _set_levy(t: Tables, c: dict, column: str, amount: int) -> None:
+    c[column] = amount
+    retick(t, c["seance"], c["coup"], "avant" if column == "prelevement" else "apres", amount)
+
+
+def _set_event(t: Tables, c: dict, event: str | None) -> None:
+    """Change a chouette coup's event; its levy on the chouette follows (art. 66)."""
+    levy = _profile().levy
+    owed = levy(c["chouette"]) if event else 0
+    was = levy(c["chouette"]) if c["evenement"] else 0
+    c["evenement"] = event
+    _set_levy(t, c, "prelevement", c["prelevement"] - was + owed)
+
+
+def run_without_adjudication(t, rng):
+    c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] == "adjudication" and not in_run(t, c))
+    _set_event(t, c, None)
+    return {"EC65-01"}
+
+
+def remise_without_saute(t, rng):
+    c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] is None and in_run(t, c))
+    _set_event(t, c, "remise")
+    return {"EC65-02"}
+
+
+def goes_on_after_saute(t, rng):
+    c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] == "remise" and in_run(t, c))
+    _set_event(t, c, None)
+    return {"EC65-03"}
+
+
+def ponte_on_chouette_side(t, rng):
+    # A ponte stakes on the chouette side although the chouette does not hold all of it;
+    # totals, en dehors and both levies are recorded as they then are.
+    levy = _profile().levy
+
+    def fits(c, s):
+        held_b = sum(m["montant"] - m["restitue"] for m in s if m["cote"] == "b")
+        return not any(m["cote"] == "a" for m in s) and 100 < held_b < c["chouette"]
+    c, stakes = pick_chouette(rng, t, fits)
+    t["mises"].insert(t["mises"].index(stakes[-1]) + 1,
+                      {"seance": c["seance"], "coup": c["coup"], "rang": len(stakes) + 1, "fiche": stakes[-1]["fiche"],
+                       "cote": "a", "montant": 100, "restitue": 0})
+    held_b = c["total_b"]
+    sur = held_b - 100
+    c["en_dehors"] = 100
+    c["total_a"] = sur + 100
+    _set_levy(t, c, "prelevement", levy(100) + (levy(c["chouette"]) if c["evenement"] else 0))
+    _set_levy(t, c, "prelevement_apres", levy(sur) if c["gagnant"] == "b" else 0)
+    return {"EC65-04"}
+
+
+def wrong_en_dehors(t, rng):
+    c, _ = pick_chouette(rng, t, lambda c, s: True)
+    c["en_dehors"] = (c["en_dehors"] or 0) + 1000
+    return {"EC65-05"}
+
+
+def short_levy_after(t, rng):
+    c, _ = pick_chouette(rng, t, lambda c, s: c["prelevement_apres"] >= 10)
+    _set_levy(t, c, "prelevement_apres", c["prelevement_apres"] - 10)
+    return {"EC66-02"}
+
+
 INJECTORS: dict[str, Callable[[Tables, random.Random], set[str]]] = {
     "EC00-02": unreadable_amount,
     "EC00-03": orphan_stake,
@@ -548,6 +732,14 @@ INJECTORS: dict[str, Callable[[Tables, random.Random], set[str]]] = {
     "EC82-03": ticket_reused,
     "EC83-01": ticket_skipped,
     "EC83-03": unsigned_book,
+    "EC59-01": fourth_ticket_value,
+    "EC82-01": odd_ticket_value,
+    "EC65-01": run_without_adjudication,
+    "EC65-02": remise_without_saute,
+    "EC65-03": goes_on_after_saute,
+    "EC65-04": ponte_on_chouette_side,
+    "EC65-05": wrong_en_dehors,
+    "EC66-02": short_levy_after,
 }
 
 
