@@ -59,12 +59,15 @@ def worker(args) -> tuple[int, list[str]]:
                 audit_path(path, profile, debug=True)
             else:
                 read_carnet(path)
-        except Exception:
+        except Exception as exc:
             blob = pickle.dumps(item)
             name = hashlib.sha256(blob).hexdigest()[:16]
             (ROOT / "fuzz" / "crashes").mkdir(exist_ok=True)
             (ROOT / "fuzz" / "crashes" / f"{name}.pickle").write_bytes(blob)
-            crashes.append(f"{name}: {traceback.format_exc(limit=4)}")
+            # Where it broke: the reader and normalisation, or a rule (auditor/checks/).
+            frames = [f.filename for f in traceback.extract_tb(exc.__traceback__) if "/auditor/" in f.filename]
+            stage = "rules" if frames and "/auditor/checks/" in frames[-1] else "reader"
+            crashes.append(f"[{stage}] {name}: {traceback.format_exc(limit=-3)}")
 
     run()
     return done[0], crashes
@@ -102,8 +105,10 @@ def main() -> int:
                   flush=True)
     for c in crashes[:20]:
         print(c, file=sys.stderr)
-    print(f"fuzz: {tried} inputs tried in {time.monotonic() - start:.0f} s, {len(crashes)} crash(es)"
-          f"{f', {died} worker(s) died' if died else ''}")
+    by_stage = {stage: sum(c.startswith(f"[{stage}]") for c in crashes) for stage in ("reader", "rules")}
+    print(f"fuzz: {tried} inputs tried in {time.monotonic() - start:.0f} s, {len(crashes)} crash(es) "
+          f"(reader and normalisation: {by_stage['reader']}, rules: {by_stage['rules']})"
+          f"{f', {died} worker(s) died' if died else ''}; inputs in fuzz/crashes/")
     return 1 if crashes else 0
 
 
