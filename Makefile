@@ -33,6 +33,7 @@ $(BENCH_STAMP): $(STAMP)
 
 # Issue 6 benchmarks (figures to bench/RESULTS.md); not timed tests.
 bench: $(BENCH_STAMP)
+	$(BIN)/python bench/bench_tickets.py
 	$(BIN)/python bench/bench_audit.py
 
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
