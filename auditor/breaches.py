@@ -340,15 +340,16 @@ def _all_minimal(t: Tables, seance: int) -> bool:
 
 # -- more injectors ----------------------------------------------------------
 
-def _card_holders(t: Tables, seance: int) -> list[int]:
-    """Called players of a séance (not chouetteurs) in order of first holding the cards."""
+def _card_holders(t: Tables, seance: int) -> list[tuple[int, int]]:
+    """Called players of a séance (not chouetteurs), each with the coup where he first
+    holds the cards, in that order."""
     chouetteurs = {c["joueur_a"] for c in t["coups"] if c["seance"] == seance and c["type"] == "chouette"}
-    seen: list[int] = []
+    seen: dict[int, int] = {}
     for c in sorted((c for c in t["coups"] if c["seance"] == seance), key=lambda c: c["coup"]):
         for p in (c["joueur_a"], c["joueur_b"]):
             if p is not None and p not in chouetteurs and p not in seen:
-                seen.append(p)
-    return seen
+                seen[p] = c["coup"]
+    return list(seen.items())
 
 
 def _fiche(t: Tables, seance: int, number: int) -> dict:
@@ -367,7 +368,7 @@ def holder_without_rank(t, rng):
     if not seances or not t.get("fiches"):
         raise CannotInject("no card holder")
     seance = rng.choice(seances)
-    _fiche(t, seance, _card_holders(t, seance)[-1])["tenir_cartes"] = None
+    _fiche(t, seance, _card_holders(t, seance)[-1][0])["tenir_cartes"] = None
     return {"EC63-04"}
 
 
@@ -386,12 +387,15 @@ def loser_keeps_cards(t, rng):
 
 
 def holders_out_of_order(t, rng):
-    options = [(s["seance"], h) for s in t["seances"] for h in [_card_holders(t, s["seance"])] if len(h) >= 3]
+    # Two newcomers who take the cards at different coups swap their inscription ranks.
+    options = [(s["seance"], p, q) for s in t["seances"] for h in [_card_holders(t, s["seance"])]
+               for (p, cp), (q, cq) in zip(h, h[1:]) if cp < cq]
     if not options or not t.get("fiches"):
-        raise CannotInject("no séance with three card holders")
-    seance, holders = rng.choice(options)
-    # The last two newcomers (they never come at the same coup: one place at a time).
-    first, second = _fiche(t, seance, holders[-2]), _fiche(t, seance, holders[-1])
+        raise CannotInject("no two newcomers at different coups")
+    seance, p, q = rng.choice(options)
+    first, second = _fiche(t, seance, p), _fiche(t, seance, q)
+    if first["tenir_cartes"] is None or second["tenir_cartes"] is None:
+        raise CannotInject("card holder without rank")
     first["tenir_cartes"], second["tenir_cartes"] = second["tenir_cartes"], first["tenir_cartes"]
     return {"EC63-06"}
 
@@ -663,8 +667,26 @@ def remise_without_saute(t, rng):
     return {"EC65-02"}
 
 
+def _later_in_run(t: Tables, c: dict) -> list[dict]:
+    out = []
+    nxt = _coup(t, c["seance"], c["coup"] + 1)
+    while nxt is not None and in_run(t, nxt):
+        out.append(nxt)
+        nxt = _coup(t, nxt["seance"], nxt["coup"] + 1)
+    return out
+
+
 def goes_on_after_saute(t, rng):
-    c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] == "remise" and in_run(t, c))
+    # A remise after a saute left unrecorded (or, failing one, a new auction by the same
+    # chouetteur not followed by a remise, which would then be a second one): the levy on
+    # the chouette goes with the event.
+    def fits(c, s):
+        if not in_run(t, c):
+            return False
+        if c["evenement"] == "adjudication":
+            return not any(n["evenement"] == "remise" for n in _later_in_run(t, c))
+        return c["evenement"] == "remise"
+    c, _ = pick_chouette(rng, t, fits)
     _set_event(t, c, None)
     return {"EC65-03"}
 
