@@ -66,8 +66,9 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
     lang = lang or result.lang
     lab = labels(lang)
     source = Path(source_path)
-    if result.carnet.unreadable:
-        # The reader refused it (damaged, too large, a zip bomb…): never open it again here.
+    if result.carnet.unreadable or _refused_by_reader(result):
+        # The reader refused it, or one of its sheets (damaged, too large, a zip
+        # bomb, a cell a million columns away…): never open it again here.
         wb, sheets = _empty_workbook(), {}
     elif source.is_dir():
         wb, sheets = _workbook_from_csv(source, set(result.carnet.tables))
@@ -76,6 +77,14 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
     anchors = _annotate(wb, sheets, result.findings, lab, lang)
     _findings_sheet(wb, result.findings, anchors, lab, lang)
     return workbook_bytes(wb, generated_at or now())
+
+
+# EC00-01 kinds that only say something is missing: the file itself is safe to open.
+_STRUCTURAL = frozenset({"missing_table", "missing_column", "cover_rows"})
+
+
+def _refused_by_reader(result: AuditResult) -> bool:
+    return any(code == "EC00-01" and v.kind not in _STRUCTURAL for code, v in result.carnet.problems)
 
 
 # -- the carnet as a workbook ---------------------------------------------------
