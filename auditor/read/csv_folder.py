@@ -168,7 +168,8 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
     # A blank line would shift Arrow's record numbers off the file's rows (a line
     # of spaces only is caught below: it is narrower than the header).
     body = text.rstrip("\r\n")
-    if "\n\n" in body or "\n\r\n" in body or body.startswith(("\n", "\r\n")):
+    if ("\n\n" in body or "\n\r\n" in body or "\r\r" in body
+            or body.startswith(("\n", "\r"))):   # `\r` alone ends lines in old Mac files
         return None
     try:
         header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
