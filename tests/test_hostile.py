@@ -32,8 +32,6 @@ import make_hostile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_carnets"
-# A defect outside the reader turns these into an "erreur interne" EC00-01
-# (EC64-05 reads `coups` without declaring it); reported to the lead.
 
 
 def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
