@@ -66,7 +66,7 @@ def worker(args) -> tuple[int, list[str]]:
             (ROOT / "fuzz" / "crashes" / f"{name}.pickle").write_bytes(blob)
             # Where it broke: the reader and normalisation, or a rule (auditor/checks/).
             frames = [f.filename for f in traceback.extract_tb(exc.__traceback__) if "/auditor/" in f.filename]
-            stage = "rules" if frames and "/auditor/checks/" in frames[-1] else "reader"
+            stage = "rules" if any("/auditor/checks/" in f for f in frames) else "reader"
             crashes.append(f"[{stage}] {name}: {traceback.format_exc(limit=-3)}")
 
     run()
