@@ -149,15 +149,18 @@ def wrong_stamp(t, rng):
 
 
 def backdated_seance(t, rng):
-    if len(t["seances"]) < 2:
-        raise CannotInject("needs two séances")
     ordered = sorted(t["seances"], key=lambda s: s["seance"])
+    if len(ordered) < 2:
+        raise CannotInject("needs two séances")
     late = ordered[-1]
     new_day = ordered[-2]["date"] - dt.timedelta(days=1)
+    if new_day < t["carnet"][0]["date_debut"]:
+        raise CannotInject("would also predate the cover (EC64-06)")
     late["date"] = late["timbre"] = new_day
     for f in t.get("fiches", []):
         if f["seance"] == late["seance"]:
             f["date"] = new_day
+    sync_books(t)  # its books were put in service no later than its first ticket
     return {"EC64-08"}
 
 
