@@ -129,27 +129,32 @@ def chouette_and_fiches(t):
     remise["evenement"] = None
 
 
+def books(k: int) -> dict[int, int]:
+    """Each table of a casino draws on its own ticket books (aligned blocks of 200)."""
+    return {10: 4801 + 4000 * k, 100: 1201 + 2000 * k, 1000: 201 + 1000 * k}
+
+
 SAMPLES = [
     # (path, container, spec, breach, writer options)
-    ("compliant/forges-table3.xlsx", "xlsx", Spec(seances=4, coups=25, mises=6, seed=3), None, {}),
-    ("compliant/forges-table5", "csv", Spec(seances=3, coups=30, mises=7, seed=5, table=5),
+    ("compliant/forges-table3.xlsx", "xlsx", Spec(ticket_start=books(1), seances=4, coups=25, mises=6, seed=3), None, {}),
+    ("compliant/forges-table5", "csv", Spec(ticket_start=books(2), seances=3, coups=30, mises=7, seed=5, table=5),
      None, {"delimiter": ";", "decimal": ",", "encoding": "utf-8-sig", "date_style": "fr"}),
     ("compliant/deauville-table1", "csv",
-     Spec(seances=3, coups=20, mises=5, seed=11, casino="Casino Barrière de Deauville", table=1,
+     Spec(ticket_start=books(3), seances=3, coups=20, mises=5, seed=11, casino="Casino Barrière de Deauville", table=1,
           start=dt.date(2026, 5, 14)),
      None, {"delimiter": ",", "decimal": ".", "encoding": "cp1252", "date_style": "iso"}),
     ("compliant/cabourg-table8-chouette.xlsx", "xlsx",
-     Spec(seances=3, coups=24, mises=6, seed=31, table=8, casino="Casino de Cabourg", chouette=True), None, {}),
+     Spec(ticket_start=books(4), seances=3, coups=24, mises=6, seed=31, table=8, casino="Casino de Cabourg", chouette=True), None, {}),
     ("breaches/chouette-et-fiches", "csv",
-     Spec(seances=3, coups=24, mises=6, seed=31, table=9, casino="Casino de Cabourg", chouette=True),
+     Spec(ticket_start=books(5), seances=3, coups=24, mises=6, seed=31, table=9, casino="Casino de Cabourg", chouette=True),
      chouette_and_fiches, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
-    ("breaches/numerotation-et-mises.xlsx", "xlsx", Spec(seances=3, coups=18, mises=6, seed=21, table=2),
+    ("breaches/numerotation-et-mises.xlsx", "xlsx", Spec(ticket_start=books(6), seances=3, coups=18, mises=6, seed=21, table=2),
      numbering_and_stakes, {}),
-    ("breaches/masses-et-totaux", "csv", Spec(seances=3, coups=15, mises=6, seed=22, table=4),
+    ("breaches/masses-et-totaux", "csv", Spec(ticket_start=books(7), seances=3, coups=15, mises=6, seed=22, table=4),
      masses_and_totals, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
-    ("breaches/prelevements", "csv", Spec(seances=2, coups=20, mises=6, seed=23, table=6),
+    ("breaches/prelevements", "csv", Spec(ticket_start=books(8), seances=2, coups=20, mises=6, seed=23, table=6),
      levies, {"delimiter": ",", "decimal": ".", "encoding": "utf-8", "date_style": "iso"}),
-    ("breaches/couverture-et-seances.xlsx", "xlsx", Spec(seances=4, coups=10, mises=5, seed=24, table=7),
+    ("breaches/couverture-et-seances.xlsx", "xlsx", Spec(ticket_start=books(9), seances=4, coups=10, mises=5, seed=24, table=7),
      cover_and_seances, {}),
 ]
 

@@ -96,6 +96,7 @@ def test_batch_writes_index_and_summary(tmp_path):
     assert ids == sorted(ids) and "compliant__forges-table3.xlsx" in ids and "breaches__prelevements" in ids
     assert (tmp_path / "index.html").exists()
     assert len(ids) == len(list(tmp_path.glob("*/findings.json")))
+    assert summary["cross_carnet_findings"] == []  # each table of a casino has its own ticket books
 
 
 def test_english_report(tmp_path):
