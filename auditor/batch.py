@@ -23,7 +23,8 @@ from auditor.catalogue import load_profile, rules_root
 from auditor.errors import UsageError
 from auditor.model import Severity
 from auditor.pipeline import CarnetJob, audit_path, render_outputs
-from auditor.read.raw import sha256_of
+from auditor.limits import Limits
+from auditor.read.raw import sha256_of_digests
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Options:
     lang: str = "fr"
     debug: bool = False
     generated_at: str = ""
+    limits: Limits | None = None      # the reader's size limits (None: the defaults)
 
 
 @dataclass
@@ -47,7 +49,7 @@ class JobOutput:
 def run_job(index: int, job: CarnetJob, options: Options) -> JobOutput:
     """Audit one carnet and render its outputs (runs in a worker)."""
     profile = load_profile()
-    result = audit_path(job.path, profile, options.lang, debug=options.debug)
+    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
     files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
     worst = result.worst()
     return JobOutput(index, entry, files, ticket_runs(result), None if worst is None else int(worst))
@@ -65,12 +67,21 @@ def ticket_runs(result) -> list[list]:
 # -- cache -------------------------------------------------------------------
 
 def fingerprint(path: Path) -> str:
-    """SHA-256 of a carnet's files, exactly as the reader computes it."""
+    """SHA-256 of a carnet's files, exactly as the reader computes it, hashed in
+    blocks (a huge file is never held whole just to look it up in the cache)."""
     if path.is_dir():
-        parts = [(p.name, p.read_bytes()) for p in sorted(path.iterdir(), key=lambda p: p.name)
+        parts = [(p.name, _file_digest(p)) for p in sorted(path.iterdir(), key=lambda p: p.name)
                  if p.is_file() and p.suffix.lower() == ".csv"]
-        return sha256_of(parts)
-    return sha256_of([("", path.read_bytes())])
+        return sha256_of_digests(parts)
+    return _file_digest(path).hex()
+
+
+def _file_digest(path: Path) -> bytes:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.digest()
 
 
 def _rules_digest() -> str:
@@ -89,7 +100,8 @@ class Cache:
     def __init__(self, folder: Path, options: Options):
         self.folder = folder
         self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "formats": options.formats,
-                                "lang": options.lang, "at": options.generated_at}, sort_keys=True)
+                                "lang": options.lang, "at": options.generated_at,
+                                "limits": repr(options.limits)}, sort_keys=True)
 
     def key(self, job: CarnetJob) -> str | None:
         try:

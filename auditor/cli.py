@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the batch on a Dask distributed cluster (e.g. tcp://10.0.0.5:8786)")
     a.add_argument("--quiet", action="store_true", help="no progress bar, no per-carnet lines")
+    a.add_argument("--max-file-mb", type=_positive, metavar="MB",
+                   help="largest workbook or CSV file read (default 200); past it: EC00-01")
+    a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
+    a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
@@ -161,7 +165,8 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
-    options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at())
+    options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
+                      limits=_limits(args))
     lines = not args.quiet and not sys.stderr.isatty()
 
     def report_line(job, output):
@@ -184,6 +189,16 @@ def cmd_audit(args) -> int:
         worst = max(worst or Severity.ERROR, Severity.ERROR)
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def _limits(args):
+    from dataclasses import replace
+
+    from auditor.limits import DEFAULT_LIMITS, MB
+
+    chosen = {k: v for k, v in (("max_file_bytes", args.max_file_mb and args.max_file_mb * MB),
+                                ("max_rows", args.max_rows), ("max_columns", args.max_columns)) if v}
+    return replace(DEFAULT_LIMITS, **chosen) if chosen else None
 
 
 def cmd_template(args) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile
+from auditor.limits import Limits
 from auditor.engine import AuditResult, audit
 from auditor.model import Severity, Violation
 from auditor.normalise import normalise
@@ -80,9 +81,10 @@ def plan(paths: list[Path]) -> list[CarnetJob]:
     return jobs
 
 
-def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:
+def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
+               limits: Limits | None = None) -> AuditResult:
     try:
-        carnet = normalise(read_carnet(path))
+        carnet = normalise(read_carnet(path, limits))
         return audit(carnet, profile, lang)
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:

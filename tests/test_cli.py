@@ -176,3 +176,11 @@ def test_xlsx_format_and_template_command(tmp_path):
     blank = load_workbook(tmp_path / "blank.xlsx")
     assert {"carnet", "seances", "coups", "mises", "tickets"} <= {n.lower() for n in blank.sheetnames}
     assert main(["template", "/proc/forbidden/blank.xlsx"]) == 2
+
+
+def test_limits_are_options(tmp_path):
+    code, err = run_cli("audit", GOOD_CSV, "--out", tmp_path, "--format", "json", "--max-rows", "50")
+    assert code == 1 and "Traceback" not in err
+    doc = json.loads((tmp_path / "forges-table5" / "findings.json").read_text(encoding="utf-8"))
+    assert any(f["code"] == "EC00-01" and f["table"] == "mises" for f in doc["findings"])
+    assert run_cli("audit", GOOD_CSV, "--out", tmp_path, "--max-columns", "0")[0] == 2

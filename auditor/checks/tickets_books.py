@@ -52,13 +52,17 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
         params={"first": r["first"], "last": r["last"], "count": r["last"] - r["first"] + 1,
                 "valeur_cents": r["valeur"]}))
 
+    if "seances" not in carnet.tables:
+        return  # no séance dates to compare with (the EC00-01 says why)
     books = led.books
     seances = carnet.df("seances")
     seances = seances[seances["seance"].notna() & seances["date"].notna()].drop_duplicates("seance")
     dates = pd.Series(seances["date"].to_numpy(), index=ints(seances["seance"]))
     pairs = led.book_pairs
-    day = pd.Series(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()]).map(dates)
-    since = books["mise_en_service"].iloc[pairs["book"]]
+    # As datetimes whatever the frames held (an empty or unreadable column maps to NaN).
+    day = pd.to_datetime(pd.Series(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()]).map(dates),
+                         errors="coerce")
+    since = pd.to_datetime(books["mise_en_service"].iloc[pairs["book"]], errors="coerce")
     early = pairs.assign(day=day.to_numpy(), since=since.to_numpy())
     early = early[(early["day"] < early["since"]).fillna(False).to_numpy(bool)]
     # One finding per book, where it was first used too early.
