@@ -24,7 +24,7 @@ from auditor.errors import UsageError
 from auditor.model import Severity
 from auditor.pipeline import CarnetJob, audit_path, render_outputs
 from auditor.limits import Limits
-from auditor.read.raw import sha256_of_digests
+from auditor.read.raw import file_digest, sha256_of_digests
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,17 @@ def fingerprint(path: Path) -> str:
     """SHA-256 of a carnet's files, exactly as the reader computes it, hashed in
     blocks (a huge file is never held whole just to look it up in the cache)."""
     if path.is_dir():
-        parts = [(p.name, _file_digest(p)) for p in sorted(path.iterdir(), key=lambda p: p.name)
+        parts = [(p.name, _digest(p)) for p in sorted(path.iterdir(), key=lambda p: p.name)
                  if p.is_file() and p.suffix.lower() == ".csv"]
         return sha256_of_digests(parts)
-    return _file_digest(path).hex()
+    return _digest(path).hex()
 
 
-def _file_digest(path: Path) -> bytes:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.digest()
+def _digest(path: Path) -> bytes:
+    digest = file_digest(path)
+    if digest is None:
+        raise OSError(f"cannot read {path}")
+    return digest
 
 
 def _rules_digest() -> str:

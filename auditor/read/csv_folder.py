@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
-from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of_digests
+from auditor.read.raw import file_digest, RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of_digests
 
 BOM = b"\xef\xbb\xbf"
 
@@ -66,7 +66,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None) 
     for p in entries:
         if p.is_file() and p.suffix.lower() == ".csv":
             files.setdefault(canonical_name(p.stem), p)
-            digests.append((p.name, _file_digest(p)))
+            digests.append((p.name, file_digest(p) or hashlib.sha256().digest()))  # the read below reports it
     carnet.sha256 = sha256_of_digests(digests)
     for table, p in sorted(files.items()):
         if tables is not None and table not in tables:
@@ -98,17 +98,6 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None) 
             carnet.tables[table] = raw
         carnet.problems.extend(problems)
     return carnet
-
-
-def _file_digest(path: Path) -> bytes:
-    h = hashlib.sha256()
-    try:
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        pass   # the read below reports it
-    return h.digest()
 
 
 def _refused(table: str, kind: str, **params) -> tuple[None, list[ReadProblem]]:

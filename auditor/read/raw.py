@@ -125,3 +125,15 @@ def sha256_of_digests(parts: list[tuple[str, bytes]]) -> str:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0")
         h.update(digest)
     return h.hexdigest()
+
+
+def file_digest(path) -> bytes | None:
+    """SHA-256 of a file, hashed in blocks (never held whole); None if unreadable."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.digest()

@@ -8,7 +8,6 @@ ISO text. Typing happens once, in normalisation, for both containers.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import io
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import python_calamine
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, canonical_name, column_letter,
-                              frame_from_rows, sha256_of)
+                              frame_from_rows, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, Refused, check_workbook
 
 
@@ -46,7 +45,7 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None) -> R
     try:
         size = path.stat().st_size
         if size > limits.max_file_bytes:
-            return _unreadable(path, _sha256_file(path), "file_too_large",
+            return _unreadable(path, (file_digest(path) or b"").hex(), "file_too_large",
                                {"file": path.name, "size": size_text(size),
                                 "limit": size_text(limits.max_file_bytes)})
         with path.open("rb") as fh:
@@ -135,17 +134,6 @@ def _table(name: str, rows: list[list], formulas: list[FormulaCell] = ()) -> Raw
     cells = [RawFormula(by_index[f.col], f.row, f"{column_letter(f.col)}{f.row}", f.has_value)
              for f in formulas if f.row >= first_row and f.col in by_index]
     return RawTable(name, df, letters=letters, rows_read=len(df), header_row=start + 1, formulas=cells)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    try:
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return ""
-    return h.hexdigest()
 
 
 def _reason(exc: Exception) -> str:
