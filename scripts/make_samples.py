@@ -4,7 +4,7 @@ Compliant carnets come straight from the generator; breach carnets are the
 same carnets with surgical edits, each chosen to break one rule and keep the
 rest intact (ticket numbers are shifted when a ticket is removed, the séance
 cagnotte follows), so that every sample's expected codes are exactly those
-listed in sample_carnets/EXPECTED.toml.
+listed in sample_carnets/expected.toml.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sample carnets give exactly their expected codes (EXPECTED.toml)."""
+"""The sample carnets give exactly their expected codes (expected.toml)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from auditor.pipeline import audit_path
 from auditor.read import discover
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_carnets"
-EXPECTED = tomllib.loads((SAMPLES / "EXPECTED.toml").read_text(encoding="utf-8"))
+EXPECTED = tomllib.loads((SAMPLES / "expected.toml").read_text(encoding="utf-8"))
 
 
 def test_every_sample_is_listed():
