@@ -145,22 +145,22 @@ SAMPLES = [
      None, {"delimiter": ",", "decimal": ".", "encoding": "cp1252", "date_style": "iso"}),
     ("compliant/cabourg-table8-chouette.xlsx", "xlsx",
      Spec(ticket_start=books(4), seances=3, coups=24, mises=6, seed=31, table=8, casino="Casino de Cabourg", chouette=True), None, {}),
-    ("breaches/chouette-et-fiches", "csv",
+    ("infractions/chouette-et-fiches", "csv",
      Spec(ticket_start=books(5), seances=3, coups=24, mises=6, seed=31, table=9, casino="Casino de Cabourg", chouette=True),
      chouette_and_fiches, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
-    ("breaches/numerotation-et-mises.xlsx", "xlsx", Spec(ticket_start=books(6), seances=3, coups=18, mises=6, seed=21, table=2),
+    ("infractions/numerotation-et-mises.xlsx", "xlsx", Spec(ticket_start=books(6), seances=3, coups=18, mises=6, seed=21, table=2),
      numbering_and_stakes, {}),
-    ("breaches/masses-et-totaux", "csv", Spec(ticket_start=books(7), seances=3, coups=15, mises=6, seed=22, table=4),
+    ("infractions/masses-et-totaux", "csv", Spec(ticket_start=books(7), seances=3, coups=15, mises=6, seed=22, table=4),
      masses_and_totals, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
-    ("breaches/prelevements", "csv", Spec(ticket_start=books(8), seances=2, coups=20, mises=6, seed=23, table=6),
+    ("infractions/prelevements", "csv", Spec(ticket_start=books(8), seances=2, coups=20, mises=6, seed=23, table=6),
      levies, {"delimiter": ",", "decimal": ".", "encoding": "utf-8", "date_style": "iso"}),
-    ("breaches/couverture-et-seances.xlsx", "xlsx", Spec(ticket_start=books(9), seances=4, coups=10, mises=5, seed=24, table=7),
+    ("infractions/couverture-et-seances.xlsx", "xlsx", Spec(ticket_start=books(9), seances=4, coups=10, mises=5, seed=24, table=7),
      cover_and_seances, {}),
 ]
 
 
 def main() -> None:
-    for sub in ("compliant", "breaches"):
+    for sub in ("compliant", "infractions"):
         shutil.rmtree(OUT / sub, ignore_errors=True)
     for rel, container, spec, breach, options in SAMPLES:
         tables = generate(spec)
@@ -172,7 +172,7 @@ def main() -> None:
         else:
             write_csv_folder(tables, path, **options)
     # A file that is not a carnet at all: what a damaged USB stick gives.
-    (OUT / "breaches" / "classeur-corrompu.xlsx").write_bytes(random.Random(7).randbytes(2048))
+    (OUT / "infractions" / "classeur-corrompu.xlsx").write_bytes(random.Random(7).randbytes(2048))
     print(f"wrote {len(SAMPLES) + 1} sample carnets under {OUT.relative_to(ROOT)}/")
 
 

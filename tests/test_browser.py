@@ -192,7 +192,7 @@ def test_print_gives_a_paginated_pdf(browser, report, tmp_path):
 
 def test_index_sorts_and_links(browser, tmp_path):
     entries = []
-    for sample in sorted(p for d in ("compliant", "breaches") for p in (SAMPLES / d).iterdir()):
+    for sample in sorted(p for d in ("compliant", "infractions") for p in (SAMPLES / d).iterdir()):
         r = audit_path(sample, load_profile(), "fr")
         entries.append({"id": sample.name, "path": sample.name, "verdict": verdict(r), "carnet": r.carnet.cover,
                         "summary": r.summary, "report": f"{sample.name}/report.html"})

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_carnets"
 GOOD_XLSX = SAMPLES / "compliant" / "forges-table3.xlsx"
 GOOD_CSV = SAMPLES / "compliant" / "forges-table5"
-BAD = SAMPLES / "breaches" / "prelevements"
+BAD = SAMPLES / "infractions" / "prelevements"
 
 
 def run_cli(*args) -> tuple[int, str]:
@@ -38,7 +38,7 @@ def test_breaches_exit_1_unless_fail_on_never(tmp_path):
 
 
 def test_fail_on_warning(tmp_path):
-    warn_only = SAMPLES / "breaches" / "masses-et-totaux"
+    warn_only = SAMPLES / "infractions" / "masses-et-totaux"
     assert main(["audit", str(warn_only), "--out", str(tmp_path), "--quiet", "--fail-on", "warning"]) == 1
 
 
@@ -93,7 +93,7 @@ def test_batch_writes_index_and_summary(tmp_path):
     assert main(["audit", str(SAMPLES), "--out", str(tmp_path), "--quiet"]) == 1
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     ids = [c["id"] for c in summary["carnets"]]
-    assert ids == sorted(ids) and "compliant__forges-table3.xlsx" in ids and "breaches__prelevements" in ids
+    assert ids == sorted(ids) and "compliant__forges-table3.xlsx" in ids and "infractions__prelevements" in ids
     assert (tmp_path / "index.html").exists()
     assert len(ids) == len(list(tmp_path.glob("*/findings.json")))
     assert summary["cross_carnet_findings"] == []  # each table of a casino has its own ticket books

@@ -42,7 +42,7 @@ def cells(tr) -> list[str]:
 # -- validity and self-containment ---------------------------------------------------
 
 def sample_paths():
-    return sorted([p for p in (SAMPLES / "compliant").iterdir()] + [p for p in (SAMPLES / "breaches").iterdir()])
+    return sorted([p for p in (SAMPLES / "compliant").iterdir()] + [p for p in (SAMPLES / "infractions").iterdir()])
 
 
 @pytest.mark.parametrize("lang", ["fr", "en"])
@@ -285,7 +285,7 @@ def generate_compliant():
 
 
 def test_unreadable_carnet_still_reports():
-    result = audit_path(SAMPLES / "breaches" / "classeur-corrompu.xlsx", load_profile(), "fr")
+    result = audit_path(SAMPLES / "infractions" / "classeur-corrompu.xlsx", load_profile(), "fr")
     dom, _ = report_dom(result)
     assert "unreadable" in dom.find(".//p[@id='verdict']").get("class").split()
     assert [g.get("data-code") for g in dom.findall(".//section[@id='findings']/details")] == ["EC00-01"]

@@ -159,14 +159,14 @@ def test_annotated_english(tmp_path):
 
 
 def test_unreadable_carnet_lists_its_findings(tmp_path):
-    path = SAMPLES / "breaches" / "classeur-corrompu.xlsx"
+    path = SAMPLES / "infractions" / "classeur-corrompu.xlsx"
     result = audit_path(path, load_profile(), "fr")
     wb = load_workbook(write_annotated(result, path, tmp_path / "annotated.xlsx", generated_at=STAMP))
     assert wb.sheetnames == [labels("fr")["xlsx_findings_sheet"]]
     assert [r[1] for r in wb.worksheets[0].iter_rows(min_row=2, values_only=True)] == ["EC00-01"]
 
 
-@pytest.mark.parametrize("sample", sorted(p for p in (SAMPLES / "breaches").iterdir()
+@pytest.mark.parametrize("sample", sorted(p for p in (SAMPLES / "infractions").iterdir()
                                           if p.name != "classeur-corrompu.xlsx"), ids=lambda p: p.name)
 def test_breach_samples_annotated(sample, tmp_path):
     result = audit_path(sample, load_profile(), "fr")
@@ -261,7 +261,7 @@ def test_template_round_trips_a_generated_carnet(template, tmp_path):
     assert [_key(f) for f in got.findings] == [_key(f) for f in want.findings]
 
 
-@pytest.mark.parametrize("sample", sorted(p for d in ("compliant", "breaches") for p in (SAMPLES / d).iterdir()
+@pytest.mark.parametrize("sample", sorted(p for d in ("compliant", "infractions") for p in (SAMPLES / d).iterdir()
                                           if p.name != "classeur-corrompu.xlsx"), ids=lambda p: p.name)
 def test_template_round_trips_the_samples(sample, template, tmp_path):
     raw = read_carnet(sample)

@@ -23,7 +23,7 @@ def test_every_sample_is_listed():
 
 def test_samples_cover_both_containers_and_breaches():
     compliant = [k for k in EXPECTED if k.startswith("compliant/")]
-    breaches = [k for k in EXPECTED if k.startswith("breaches/")]
+    breaches = [k for k in EXPECTED if k.startswith("infractions/")]
     assert any(k.endswith(".xlsx") for k in compliant) and any(not k.endswith(".xlsx") for k in compliant)
     assert len(breaches) >= 4
 
