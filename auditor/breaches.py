@@ -57,7 +57,13 @@ def remove_ticket(t: Tables, seance: int, coup: int, value: int) -> None:
     the series (later numbers of that value move down); the séance's counted
     cagnotte follows the stubs."""
     run = next(r for r in coup_rows(t, "tickets", seance, coup) if r["valeur"] == value)
-    removed = run["dernier"]
+    _drop_last_ticket(t, run, seance)
+
+
+def _drop_last_ticket(t: Tables, run: dict, seance: int) -> None:
+    """Drop a run's last ticket, move the value's later numbers down one, and
+    take its face value off the séance's cagnotte."""
+    value, removed = run["valeur"], run["dernier"]
     if run["dernier"] == run["premier"]:
         t["tickets"].remove(run)
     else:
@@ -66,9 +72,7 @@ def remove_ticket(t: Tables, seance: int, coup: int, value: int) -> None:
         if r["valeur"] == value and r["premier"] > removed:
             r["premier"] -= 1
             r["dernier"] -= 1
-    for s in t["seances"]:
-        if s["seance"] == seance and s.get("cagnotte") is not None:
-            s["cagnotte"] -= value
+    _adjust_cagnotte(t, seance, -value)
 
 
 def _seance(t: Tables, number: int) -> dict:
@@ -256,16 +260,7 @@ def take_tickets(t: Tables, seance: int, coup: int, phase: str, value: int, coun
     """Take `count` tickets of `value` off a coup and phase, closing the gaps."""
     for _ in range(count):
         run = [r for r in phase_tickets(t, seance, coup, phase) if r["valeur"] == value][-1]
-        removed = run["dernier"]
-        if run["dernier"] == run["premier"]:
-            t["tickets"].remove(run)
-        else:
-            run["dernier"] -= 1
-        for r in t["tickets"]:
-            if r["valeur"] == value and r["premier"] > removed:
-                r["premier"] -= 1
-                r["dernier"] -= 1
-        _adjust_cagnotte(t, seance, -value)
+        _drop_last_ticket(t, run, seance)
 
 
 def retick(t: Tables, seance: int, coup: int, phase: str, amount: int) -> None:
