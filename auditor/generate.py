@@ -117,21 +117,10 @@ def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]
         cagnotte = 0
         values_used = [v for v in profile.ticket_values_cents if v <= 1000][:3]
         for c_no in range(1, spec.coups + 1):
-            n = max(2, int(rng.gauss(spec.mises, spec.mises / 3)))
-            stakes = []
-            for r in range(1, n + 1):
-                side = "a" if r == 1 else ("b" if r == 2 else rng.choice("ab"))
-                fiche = rng.randint(holders + 1, n_fiches) if rng.random() < 0.8 else rng.randint(1, holders)
-                stakes.append({"seance": s_no, "coup": c_no, "rang": r, "fiche": fiche, "cote": side,
-                               "montant": rng.choice(STAKES), "restitue": 0})
-            mass = _equalise(stakes)
-            winner = rng.choice("ab")
-            due = levy(mass)
-            t["mises"].extend(stakes)
-            t["coups"].append({"seance": s_no, "coup": c_no, "type": "simple", "joueur_a": a_player,
-                               "joueur_b": b_player, "total_a": mass, "total_b": mass, "chouette": None,
-                               "en_dehors": None, "evenement": None, "gagnant": winner,
-                               "prelevement": due, "prelevement_apres": 0})
+            winner, due = _simple_coup(
+                t, spec, rng, levy, s_no, c_no, a_player, b_player, n_fiches,
+                draw_fiche=lambda: rng.randint(holders + 1, n_fiches) if rng.random() < 0.8
+                else rng.randint(1, holders))
             for value, count in split_levy(due, values_used):
                 first, last = stock.take(value, count, day)
                 t["tickets"].append({"seance": s_no, "coup": c_no, "phase": "avant", "valeur": value,
@@ -265,12 +254,16 @@ def _chouette_seance(t, spec: Spec, profile: Profile, rng: random.Random, stock:
     return cagnotte
 
 
-def _simple_coup(t, spec: Spec, rng: random.Random, levy, s_no, c_no, a_player, b_player, n_fiches):
+def _simple_coup(t, spec: Spec, rng: random.Random, levy, s_no, c_no, a_player, b_player, n_fiches,
+                 draw_fiche=None):
+    """One simple coup: stakes, equalised masses, the winner and the levy due.
+    `draw_fiche` picks a stake's fiche (default: any fiche of the séance)."""
+    draw_fiche = draw_fiche or (lambda: rng.randint(1, n_fiches))
     n = max(2, int(rng.gauss(spec.mises, spec.mises / 3)))
     stakes = []
     for r in range(1, n + 1):
         side = "a" if r == 1 else ("b" if r == 2 else rng.choice("ab"))
-        stakes.append({"seance": s_no, "coup": c_no, "rang": r, "fiche": rng.randint(1, n_fiches), "cote": side,
+        stakes.append({"seance": s_no, "coup": c_no, "rang": r, "fiche": draw_fiche(), "cote": side,
                        "montant": rng.choice(STAKES), "restitue": 0})
     mass = _equalise(stakes)
     winner = rng.choice("ab")
