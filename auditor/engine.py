@@ -23,6 +23,9 @@ class AuditResult:
     summary: dict
     lang: str = "fr"
     notes: dict[str, str] = field(default_factory=dict)
+    # The regulation profile the carnet was audited with: the report draws the
+    # ticket series with the same values and book size as the rules.
+    profile: Profile | None = None
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
@@ -83,7 +86,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
         if "chouette" in spec.passes_over and n_chouette:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
     findings = sort_findings(findings)
-    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes)
+    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes, profile)
 
 
 def _count_coups(carnet: Carnet, kind: str) -> int:

@@ -350,6 +350,41 @@ class TicketLedger:
         return merge(s, e)
 
     @cached_property
+    def missing(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stretches of missing numbers (EC83-01): start and end keys, and the
+        key where numbers resume after each. Holes between used numbers, kept
+        where they fall in a book this carnet draws from (a book never opened
+        here belongs to another table or carnet); one per maximal stretch."""
+        us, ue = self.used_in_books
+        hs, he, resume = gaps(us, ue, self.stride)
+        bs, be = self.started_books
+        i, _, s, e = overlaps(hs, he, bs, be)
+        return s, e, resume[i]
+
+    @cached_property
+    def outside_books(self) -> tuple[np.ndarray, np.ndarray]:
+        """Key intervals of 1 … max, per value, that no registered book covers
+        (empty without a register: every number is then in an aligned book)."""
+        if self.books is None:
+            return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+        bs, be = merge(self.books["ks"].to_numpy(), self.books["ke"].to_numpy())
+        base = np.arange(len(self.values), dtype=np.int64) * self.stride
+        # Per value: [1, first book − 1], [book end + 1, next book − 1] …, [last book end + 1, max];
+        # sorted separately, starts and ends pair up value by value.
+        starts = np.sort(np.r_[base + 1, be + 1])
+        ends = np.sort(np.r_[bs - 1, base + self.max])
+        keep = starts <= ends
+        return starts[keep], ends[keep]
+
+    @cached_property
+    def outside(self) -> tuple[np.ndarray, np.ndarray]:
+        """The used numbers outside every registered book (EC561-01), merged."""
+        us, ue = self.used
+        os_, oe = self.outside_books
+        _, _, s, e = overlaps(us, ue, os_, oe)
+        return s, e
+
+    @cached_property
     def book_pairs(self) -> pd.DataFrame:
         """Every (run, book) where the run draws tickets from a registered book:
         run, book (row of `books`), count of the run's tickets in it, pos of the run."""

@@ -4,31 +4,18 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import TicketLedger, ints, ledger, merge, overlaps, texts
+from auditor.checks.tickets import ints, ledger, texts
 from auditor.model import Violation
 from auditor.registry import check
 
 
 def _iso(ts) -> str | None:
     return None if ts is None else pd.Timestamp(ts).date().isoformat()
-
-
-def _outside_books(led: TicketLedger) -> tuple[np.ndarray, np.ndarray]:
-    """Key intervals of 1 … max, per value, that no registered book covers."""
-    bs, be = merge(led.books["ks"].to_numpy(), led.books["ke"].to_numpy())
-    base = np.arange(len(led.values), dtype=np.int64) * led.stride
-    # Per value: [1, first book − 1], [book end + 1, next book − 1] …, [last book end + 1, max];
-    # sorted separately, starts and ends pair up value by value.
-    starts = np.sort(np.r_[base + 1, be + 1])
-    ends = np.sort(np.r_[bs - 1, base + led.max])
-    keep = starts <= ends
-    return starts[keep], ends[keep]
 
 
 @check("EC561-01", needs=("tickets", "carnets_tickets"))
@@ -40,9 +27,7 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     Compliant: every run lies in a registered book put in service on or before the séance's date.
     """
     led = ledger(carnet, profile)
-    us, ue = led.used
-    os_, oe = _outside_books(led)
-    _, _, s, e = overlaps(us, ue, os_, oe)
+    s, e = led.outside
     valeur = led.valeur(s)
     out = led.located(led.covering(s), first=led.number(s), last=led.number(e), valeur=valeur)
     yield from emit(out, lambda r: Violation(

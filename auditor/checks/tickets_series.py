@@ -10,7 +10,7 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import NA_INT, gaps, ledger, objects, overlaps
+from auditor.checks.tickets import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check
 
@@ -131,15 +131,11 @@ def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: 1-200 then 201-250; numbers below the carnet's first ticket are not missing.
     """
     led = ledger(carnet, profile)
-    us, ue = led.used_in_books
-    hs, he, resume = gaps(us, ue, led.stride)
-    bs, be = led.started_books
-    # Holes between used numbers, kept where they fall in a book this carnet draws from:
-    # a book never opened here belongs to another table or carnet.
-    i, _, s, e = overlaps(hs, he, bs, be)
+    # Holes between used numbers, kept where they fall in a book this carnet draws from
+    # (the ledger's `missing`, which the report's ticket section draws too).
+    s, e, nxt = led.missing
     if len(s) == 0:
         return
-    nxt = resume[i]
     valeur = led.valeur(s)
     # "unfinished": the stretch runs to the end of its book and numbers resume in a later book.
     _, book_end = led.book_of(s)
