@@ -14,11 +14,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.frames import scatter
+
 # Thousands separators allowed by the format: space, no-break space, and the
 # narrow no-break space (202F) that French locales print.
 _SEP = " \u00a0\u202f"
 _AMOUNT = re.compile(
-    rf"^(?P<sign>[+-]?)(?P<int>\d{{1,3}}(?:[{_SEP}]\d{{3}})+|\d+)(?:[.,](?P<frac>\d{{1,2}}))?$"
+    rf"^(?P<sign>[+-]?)(?P<int>\d{{1,3}}(?:[{_SEP}]\d{{3}})+|\d+)(?:[.,](?P<frac>\d{{1,2}}))?$",
+    re.ASCII,  # digits are 0-9 only, as in the RE2 kernels the series parser uses
 )
 _EURO = re.compile(rf"[{_SEP}]*€$")
 _MAX_INT_DIGITS = 12  # a billion euros is already absurd for one stake
@@ -54,16 +57,59 @@ def arrow_strings(series: pd.Series) -> pa.Array:
 
 
 def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Vectorised parse_cents over a text column (Arrow's RE2 kernels, no Python loop).
+    """Vectorised parse_cents over a text column (Arrow kernels, no Python loop).
 
     Returns (cents as Int64 with <NA> where empty or bad, bad mask). Empty
     cells are <NA> but not bad: whether they may be empty is the schema's call.
     """
-    arr = arrow_strings(text)
+    arr = pc.utf8_trim_whitespace(arrow_strings(text))
+    arr = pc.if_else(pc.equal(arr, ""), None, arr)
+    cents, ok = cents_from_text(arr)
+    out = pd.Series(cents.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get), index=text.index)
+    bad = pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False)
+    return out.astype("Int64"), pd.Series(bad, index=text.index, dtype=bool)
+
+
+def cents_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Cents of each text cell (null where null or not an amount) and whether
+    the cell is an amount (False where null).
+
+    Most cells are written the plain way (`12,50`, `12.50`, `12`): those are
+    recognised and cast without a regex; only the others go through the full
+    grammar (a superset, so a clean column never pays for the regex).
+    """
+    cents, ok = _plain_cents(arr)
+    rest = pc.and_(pc.invert(ok), pc.is_valid(arr))
+    if pc.any(rest).as_py():
+        idx = pc.indices_nonzero(rest)
+        slow, slow_ok = _grammar_cents(pc.take(arr, idx))
+        cents = scatter(cents, idx, slow)
+        ok = scatter(ok, idx, slow_ok)
+    return cents, ok
+
+
+def _plain_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Cents of the cells written `D,DD`, `D.DD` or `D` (ASCII digits, at most
+    12 of them before the separator); null and False elsewhere."""
+    head = pc.utf8_slice_codeunits(arr, 0, -3)
+    tail = pc.utf8_slice_codeunits(arr, -2)
+    sep = pc.utf8_slice_codeunits(arr, -3, -2)
+    decimal = pc.and_(pc.and_(pc.ascii_is_decimal(head), pc.ascii_is_decimal(tail)),
+                      pc.and_(pc.is_in(sep, pa.array([",", "."])),
+                              pc.less_equal(pc.utf8_length(head), _MAX_INT_DIGITS)))
+    whole = pc.and_(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), _MAX_INT_DIGITS))
+    decimal, whole = pc.fill_null(decimal, False), pc.fill_null(whole, False)
+    from_decimal = pc.add(pc.multiply(pc.cast(pc.if_else(decimal, head, None), pa.int64()), 100),
+                          pc.cast(pc.if_else(decimal, tail, None), pa.int64()))
+    from_whole = pc.multiply(pc.cast(pc.if_else(whole, arr, None), pa.int64()), 100)
+    return pc.if_else(decimal, from_decimal, from_whole), pc.or_(decimal, whole)
+
+
+def _grammar_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The full grammar of parse_cents (separators, sign, euro sign) with RE2 kernels."""
     s = pc.replace_substring_regex(pc.utf8_trim_whitespace(arr), _EURO.pattern, "")
     s = pc.utf8_trim_whitespace(s)
-    empty = pc.fill_null(pc.equal(s, ""), True)
-    parts = pc.extract_regex(s, _AMOUNT.pattern.replace("(?P<", "(?P<"))
+    parts = pc.extract_regex(s, _AMOUNT.pattern)
     digits = pc.replace_substring_regex(parts.field("int"), f"[{_SEP}]", "")
     significant = pc.utf8_length(pc.utf8_ltrim(digits, "0"))
     ok = pc.and_kleene(pc.is_valid(parts), pc.less_equal(significant, _MAX_INT_DIGITS))
@@ -72,10 +118,7 @@ def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     frac = pc.if_else(ok, pc.utf8_rpad(parts.field("frac"), 2, "0"), None)
     cents = pc.add(pc.multiply(pc.cast(digits, pa.int64()), 100), pc.cast(frac, pa.int64()))
     negative = pc.fill_null(pc.equal(parts.field("sign"), "-"), False)
-    cents = pc.if_else(negative, pc.negate(cents), cents)
-    out = pd.Series(cents.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get), index=text.index)
-    bad = pd.Series(pc.and_(pc.invert(empty), pc.invert(ok)).to_numpy(zero_copy_only=False), index=text.index)
-    return out.astype("Int64"), bad.astype(bool)
+    return pc.if_else(negative, pc.negate(cents), cents), ok
 
 
 class Levy:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pandera
 import pyarrow as pa
@@ -18,9 +19,9 @@ import pyarrow.compute as pc
 
 import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
-from auditor.frames import py
+from auditor.frames import py, scatter
 from auditor.model import Violation
-from auditor.money import arrow_strings, parse_cents_series
+from auditor.money import arrow_strings, cents_from_text
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -32,48 +33,91 @@ class SourceTable(Table):
 
     formulas: tuple[RawFormula, ...] = ()
 
-_INT = r"[+-]?\d{1,15}"
+_INT_FULL = r"^[+-]?\d{1,15}$"
 _ISO = r"\d{4}-\d{2}-\d{2}"
 _FR = r"\d{1,2}/\d{1,2}/\d{4}"
 
 
-def parse_int(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    s = s.astype("string").str.strip()
-    empty = s.isna() | (s == "")
-    ok = s.str.fullmatch(_INT).fillna(False).astype(bool)
-    return s.where(ok).astype("Int64"), (~empty & ~ok).astype(bool)
+def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
+    """A source column as trimmed Arrow text with null for every empty cell,
+    and the empty mask: what every parser starts from."""
+    arr = pc.utf8_trim_whitespace(arrow_strings(s))
+    empty = pc.fill_null(pc.equal(arr, ""), True)
+    return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
 
 
-def parse_date(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    s = s.astype("string").str.strip()
-    empty = s.isna() | (s == "")
+def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Integers as the format writes them (`[+-]?digits`, up to 15 digits):
+    values (null where null or bad) and whether each cell is one.
+
+    Plain ASCII digits are cast straight away; only the other cells (signs,
+    junk) go through the regex."""
+    plain = pc.fill_null(pc.and_(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), 15)), False)
+    values = pc.cast(pc.if_else(plain, arr, None), pa.int64())
+    ok = plain
+    rest = pc.and_(pc.invert(plain), pc.is_valid(arr))
+    if pc.any(rest).as_py():
+        idx = pc.indices_nonzero(rest)
+        text = pc.take(arr, idx)
+        good = pc.fill_null(pc.match_substring_regex(text, _INT_FULL), False)
+        text = pc.replace_substring_regex(pc.if_else(good, text, None), r"^\+", "")
+        values = scatter(values, idx, pc.cast(text, pa.int64()))
+        ok = scatter(ok, idx, good)
+    return values, ok
+
+
+def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+    out = pd.Series(values.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get), index=index)
+    bad = pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False)
+    return out.astype("Int64"), bad
+
+
+def _as_int(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+    return _int64(*ints_from_text(arr), arr, index)
+
+
+def _as_amount(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+    return _int64(*cents_from_text(arr), arr, index)
+
+
+def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+    s = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=index)
     iso = s.str.fullmatch(_ISO).fillna(False).astype(bool)
     fr = s.str.fullmatch(_FR).fillna(False).astype(bool)
-    out = pd.Series(pd.NaT, index=s.index, dtype="datetime64[us]")
+    out = pd.Series(pd.NaT, index=index, dtype="datetime64[us]")
     if iso.any():
         out[iso] = pd.to_datetime(s[iso], format="%Y-%m-%d", errors="coerce").astype("datetime64[us]")
     if fr.any():
         out[fr] = pd.to_datetime(s[fr], format="%d/%m/%Y", errors="coerce").astype("datetime64[us]")
-    return out, (~empty & out.isna()).astype(bool)
+    return out, (s.notna() & out.isna()).to_numpy()
 
 
-def parse_text(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    s = s.astype("string").str.strip()
-    return s.where(s != "").astype("string"), pd.Series(False, index=s.index)
+def _as_text(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+    out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=index)
+    return out.astype("string"), np.zeros(len(arr), dtype=bool)
 
 
-def parse_enum(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+def _as_enum(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
     # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
-    # then drop the combining marks, with Arrow kernels rather than per-cell Python.
-    arr = arrow_strings(s)
-    arr = pc.utf8_normalize(pc.utf8_lower(pc.utf8_trim_whitespace(arr)), "NFKD")
-    arr = pc.replace_substring_regex(arr, r"[^\x00-\x7f]", "")
-    out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=s.index)
-    return out.where(out != "").astype("string"), pd.Series(False, index=s.index)
+    # then drop the combining marks; an all-ASCII column (the usual) skips both.
+    arr = pc.utf8_lower(arr)
+    if not pc.all(pc.fill_null(pc.string_is_ascii(arr), True)).as_py():
+        arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"[^\x00-\x7f]", "")
+        arr = pc.if_else(pc.equal(arr, ""), None, arr)
+    return _as_text(arr, index)
 
 
-PARSERS = {"int": parse_int, "amount": parse_cents_series, "date": parse_date,
-           "text": parse_text, "enum": parse_enum}
+def _from_series(parser):
+    """The parser for a pandas text column (tests and callers outside normalise)."""
+    def parse(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+        arr, _ = text_cells(s)
+        values, bad = parser(arr, s.index)
+        return values, pd.Series(bad, index=s.index, dtype=bool)
+    return parse
+
+
+PARSERS = {"int": _as_int, "amount": _as_amount, "date": _as_date, "text": _as_text, "enum": _as_enum}
+parse_int, parse_date, parse_text, parse_enum = (_from_series(PARSERS[k]) for k in ("int", "date", "text", "enum"))
 EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "text": "string", "enum": "string"}
 
 
@@ -126,14 +170,13 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         sources[field] = source
         if source in df.columns:
             present.add(field)
-            text = df[source]
-            empty = text.astype("string").str.strip().eq("").fillna(True).astype(bool)
+            arr, empty = text_cells(df[source])
             no_value = df["_row"].isin(unsaved.get(source, ())).to_numpy()
             empty = empty & ~no_value
-            if default is not None:
-                text = text.where(~empty, default)
-            values, bad = PARSERS[kind](text)
-            for pos in bad.to_numpy().nonzero()[0]:
+            if default is not None and empty.any():
+                arr = pc.if_else(pa.array(empty), default, arr)
+            values, bad = PARSERS[kind](arr, df.index)
+            for pos in bad.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
             for pos in no_value.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "formula_no_value"
@@ -143,14 +186,15 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
-            empty = pd.Series(True, index=df.index)
-            values, _ = PARSERS[kind](pd.Series([default or ""] * len(df), index=df.index, dtype="object"))
+            empty = np.ones(len(df), dtype=bool)
+            cells = pa.nulls(len(df), pa.string()) if default is None else pa.repeat(pa.scalar(default), len(df))
+            values, _ = PARSERS[kind](cells, df.index)
         if meta.get("default_from"):
             filled_from[field] = (meta["default_from"], empty)
         typed[field] = values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
     out = pd.DataFrame(typed, index=pd.RangeIndex(len(df)))
     for field, (other, empty) in filled_from.items():
-        out[field] = out[field].where(~empty.to_numpy(), out[other])
+        out[field] = out[field].where(~empty, out[other])
     out["_row"] = df["_row"].to_numpy()
     _validate(schema, out, present, bad_cells)
     problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells, rt.letters))

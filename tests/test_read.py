@@ -6,9 +6,11 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from openpyxl import Workbook
 
 from auditor.catalogue import load_profile
+from auditor.limits import DEFAULT_LIMITS
 from auditor.engine import audit
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
@@ -173,3 +175,62 @@ def test_discover_finds_workbooks_and_csv_folders(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "notes.csv").write_text("x\n")
     assert [p.relative_to(tmp_path).as_posix() for p in discover(tmp_path)] == ["a/t1", "b/t2.xlsx"]
+
+
+# The Arrow fast path and the pandas/csv-module paths must read any text the
+# same way: same columns, same cells, same source rows, same rows_read.
+_LINE_CELL = st.sampled_from(["1", "12,50", "", "  ", "a b", '"x;y"', '"2\n3"', "é"])
+_TERMINATOR = st.sampled_from(["\n", "\r\n"])
+
+
+@st.composite
+def _csv_text(draw):
+    width = draw(st.integers(min_value=2, max_value=4))
+    end = draw(_TERMINATOR)
+    lines = [";".join(f"h{i}" for i in range(width))]
+    for _ in range(draw(st.integers(min_value=0, max_value=8))):
+        kind = draw(st.sampled_from(["row", "row", "row", "blank", "spaces", "short"]))
+        if kind == "row":
+            lines.append(";".join(draw(_LINE_CELL) for _ in range(width)))
+        elif kind == "blank":
+            lines.append("")
+        elif kind == "spaces":
+            lines.append(";".join(" " for _ in range(width)))
+        else:
+            lines.append(draw(_LINE_CELL))
+    return end.join(lines) + draw(st.sampled_from(["", end, end + end]))
+
+
+def _shape(raw):
+    table, problems = raw
+    if table is None:
+        return None, [(p.code, p.kind, p.row) for p in problems]
+    df = table.df
+    cells = {c: [str(v) for v in df[c].fillna("").tolist()] for c in df.columns}
+    return (cells, table.rows_read), [(p.code, p.kind, p.row) for p in problems]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_csv_text())
+def test_arrow_fast_path_reads_like_the_slow_paths(text):
+    from auditor.read import csv_folder
+
+    fast = csv_folder._parse_with_arrow("mises", text, ";", DEFAULT_LIMITS)
+    if fast is None:
+        return  # the slow path reads it: nothing to compare
+    original = csv_folder._parse_with_arrow
+    try:
+        csv_folder._parse_with_arrow = lambda *a, **k: None
+        slow = csv_folder.parse_csv_text("mises", text)
+    finally:
+        csv_folder._parse_with_arrow = original
+    assert _shape(fast) == _shape(slow)
+
+
+def test_blank_and_space_lines_keep_row_numbers_on_the_fast_path():
+    from auditor.read import csv_folder
+
+    text = "a;b\r\n1;2\r\n\r\n ; \r\n3;4\r\n\r\n"
+    table, problems = csv_folder._parse_with_arrow("mises", text, ";", DEFAULT_LIMITS)
+    assert problems == [] and table.rows_read == 2
+    assert table.df["_row"].tolist() == [2, 5] and table.df["a"].tolist() == ["1", "3"]

@@ -11,6 +11,7 @@ import hashlib
 import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -111,7 +112,7 @@ def parse_csv_text(table: str, text: str,
     delim = sniff_delimiter(text)
     # Every field ends at a delimiter or a line end: a bound on the cells known
     # before parsing, so a hostile file is refused before it fills memory.
-    bound = text.count(delim) + text.count("\n") + text.count("\r") + 1
+    bound = 0 if len(text) < limits.max_cells else text.count(delim) + text.count("\n") + text.count("\r") + 1
     if bound > limits.max_cells:
         return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
     fast = _parse_with_arrow(table, text, delim, limits)
@@ -151,28 +152,27 @@ def parse_csv_text(table: str, text: str,
 
 def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
     """Fast path (Arrow's multi-threaded CSV reader, columns kept as Arrow
-    strings) for the common file: no blank line, every row as wide as the
-    header. Anything else returns None and takes the paths below, which keep
-    blank-line row numbers and reject ragged rows one by one."""
-    # A blank line would shift Arrow's record numbers off the file's rows (a line
-    # of spaces only is caught below: it is narrower than the header).
-    body = text.rstrip("\r\n")
-    if ("\n\n" in body or "\n\r\n" in body or "\r\r" in body
-            or body.startswith(("\n", "\r"))):   # `\r` alone ends lines in old Mac files
+    strings) for the common file: every row as wide as the header. A blank
+    line is read as a row of empty cells (so record numbers stay the file's
+    rows) and dropped below like any empty row. A ragged row makes Arrow
+    refuse the file: None, and the paths below reject such rows one by one."""
+    if text.startswith(("\n", "\r")):
         return None
     try:
         header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
     except (csv.Error, StopIteration):
         return None
     width = len(header)
-    if width == 0 or width > limits.max_columns:
-        return None
+    if width <= 1 or width > limits.max_columns:
+        return None   # one column: a blank line and an empty cell look alike to Arrow
     names = [f"c{i}" for i in range(width)]
     try:
         tbl = pacsv.read_csv(
             io.BytesIO(text.encode("utf-8")),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
-            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values=True),
+            # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
+            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
+                                             ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowException):
@@ -182,19 +182,35 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
         canon = canonical_name(name)
         if canon and canon not in keep:
             keep[canon] = i
-    nonempty = None
-    for column in tbl.columns:
-        filled = pc.not_equal(pc.utf8_trim_whitespace(column), "")
-        nonempty = filled if nonempty is None else pc.or_(nonempty, filled)
-    rows = pa.array(range(2, tbl.num_rows + 2), type=pa.int64())
+    rows = pa.array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
     picked = pa.table({**{name: tbl.column(i) for name, i in keep.items()}, "_row": rows})
-    if nonempty is not None and tbl.num_rows:
-        picked = picked.filter(nonempty)
+    if tbl.num_rows:
+        nonempty = _nonempty_rows(tbl)
+        if nonempty is not None:
+            picked = picked.filter(nonempty)
     if picked.num_rows > limits.max_rows:
         return _refused(table, "too_many_rows", rows=picked.num_rows, limit=limits.max_rows)
     out = picked.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
     out["_row"] = out["_row"].astype("int64")
     return RawTable(table, out, rows_read=len(out)), []
+
+
+def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
+    """Rows with at least one non-blank cell, or None when every row has one.
+
+    Only rows whose first cell is blank can be blank: the other columns are
+    looked at on those rows alone (usually none)."""
+    first = pc.utf8_trim_whitespace(tbl.column(0))
+    candidates = pc.indices_nonzero(pc.equal(first, ""))
+    if len(candidates) == 0:
+        return None
+    blank = np.ones(len(candidates), dtype=bool)
+    for column in tbl.columns[1:]:
+        cells = pc.utf8_trim_whitespace(pc.take(column, candidates))
+        blank &= pc.equal(cells, "").to_numpy(zero_copy_only=False)
+    keep = np.ones(tbl.num_rows, dtype=bool)
+    keep[candidates.to_numpy()[blank]] = False
+    return pa.array(keep)
 
 
 def _parse_with_csv_module(table: str, text: str, delim: str,

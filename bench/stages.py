@@ -1,0 +1,69 @@
+"""Where the time of one carnet's audit goes: read, normalise, each rule,
+summary, outputs (CPU seconds of this process, so a busy machine skews less).
+
+    python bench/stages.py PATH [--formats json,html] [--top N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("path", type=Path)
+    ap.add_argument("--formats", default="json,html")
+    ap.add_argument("--top", type=int, default=12)
+    args = ap.parse_args()
+
+    from auditor import engine, registry
+    from auditor.catalogue import load_profile
+    from auditor.normalise import normalise
+    from auditor.pipeline import plan, render_outputs
+    from auditor.read import read_carnet
+
+    clock = time.process_time
+    profile = load_profile()
+    rows: list[tuple[str, float]] = []
+    t = clock()
+    raw = read_carnet(args.path)
+    rows.append(("read", clock() - t))
+    t = clock()
+    carnet = normalise(raw)
+    rows.append(("normalise", clock() - t))
+    # Time each rule by wrapping the registered functions for this run.
+    spent: dict[str, float] = {}
+    for code, spec in registry.registered().items():
+        def timed(c, p, _f=spec.func, _code=code):
+            t0 = clock()
+            out = list(_f(c, p))
+            spent[_code] = spent.get(_code, 0.0) + clock() - t0
+            return out
+        object.__setattr__(spec, "func", timed)
+    t = clock()
+    result = engine.audit(carnet, profile)
+    total_audit = clock() - t
+    rules = sum(spent.values())
+    rows.append(("rules (all)", rules))
+    rows.append(("audit besides rules (summary, findings)", total_audit - rules))
+    job = plan([args.path])[0]
+    t = clock()
+    render_outputs(result, job, tuple(args.formats.split(",")), profile)
+    rows.append((f"outputs ({args.formats})", clock() - t))
+    width = max(len(n) for n, _ in rows)
+    for name, secs in rows:
+        print(f"{name:<{width}}  {secs:7.3f} s")
+    print(f"{'total':<{width}}  {sum(s for _, s in rows):7.3f} s")
+    print("\nslowest rules:")
+    for code, secs in sorted(spent.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {code:<10} {secs:7.3f} s")
+
+
+if __name__ == "__main__":
+    main()
