@@ -322,22 +322,32 @@ class TicketLedger:
         """Key intervals of the books this carnet draws from (merged): the
         registered books holding a used number, else the aligned blocks of
         `book_size` (art. 82) holding one."""
-        us, ue = self.used
         if self.books is not None:
-            bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
-            j = np.searchsorted(ue, bs, "left")
-            started = j < len(us)
-            started[started] = us[j[started]] <= be[started]
-            return merge(bs[started], be[started])
+            m = self.opened
+            return merge(self.books["ks"].to_numpy()[m], self.books["ke"].to_numpy()[m])
+        return merge(*self.aligned_blocks(*self.used))
+
+    @cached_property
+    def opened(self) -> np.ndarray:
+        """Mask over the registered `books`: those holding a used number."""
+        us, ue = self.used
+        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
+        j = np.searchsorted(ue, bs, "left")
+        started = j < len(us)
+        started[started] = us[j[started]] <= be[started]
+        return started
+
+    def aligned_blocks(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The aligned blocks of `book_size` (art. 82) holding a number of the
+        key intervals s … e: first and last keys, distinct and sorted."""
         size, stride = self.book_size, self.stride
-        vid, first, last = us // stride, (us % stride - 1) // size, (ue % stride - 1) // size
+        vid, first, last = s // stride, (s % stride - 1) // size, (e % stride - 1) // size
         n = last - first + 1
         block = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
         vid = np.repeat(vid, n)
-        start = vid * stride + block * size + 1
-        end = vid * stride + np.minimum((block + 1) * size, self.max)
-        o = np.argsort(start, kind="stable")
-        return merge(start[o], end[o])
+        start = np.unique(vid * stride + block * size + 1)
+        base = start - start % stride
+        return start, base + np.minimum((start - base - 1) + size, self.max)
 
     @cached_property
     def used_in_books(self) -> tuple[np.ndarray, np.ndarray]:
