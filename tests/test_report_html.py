@@ -215,8 +215,8 @@ def test_charts_are_inline_svg(breached):
     svg = "{http://www.w3.org/2000/svg}"
     levy = dom.find(".//figure[@id='chart-levy']")
     bars = levy.findall(f".//{svg}rect")
-    assert len(bars) == 2 * result.summary["seances"]
-    assert {b.get("class") for b in bars} == {"expected", "recorded"}
+    assert len(bars) == 3 * result.summary["seances"]
+    assert [b.get("class") for b in bars[:3]] == ["expected", "recorded", "tickets"]
     rules = dom.find(".//figure[@id='chart-rules']").findall(f".//{svg}rect")
     assert len(rules) == len({f.code for f in result.findings})
     timeline = dom.find(".//figure[@id='chart-timeline']")
@@ -230,12 +230,16 @@ def test_levy_chart_adds_up_to_the_summary(breached):
     result, _ = breached
     view = view_module.report_view(result, "x", STAMP)
     titles = [b.title for b in view["charts"]["levy"].bars]
-    assert len(titles) == 6
+    assert len(titles) == 9
     # Expected per séance = recorded + levy findings' impact; over the carnet
     # that is the engine's expected total (tie rounding "up").
-    expected = sum(_cents(t) for t in titles[0::2])
-    recorded = sum(_cents(t) for t in titles[1::2])
+    expected = sum(_cents(t) for t in titles[0::3])
+    recorded = sum(_cents(t) for t in titles[1::3])
     assert (expected, recorded) == (result.summary["levy_expected_cents"], result.summary["levy_recorded_cents"])
+    # Third series: the face value of the tickets detached in each séance.
+    t = result.carnet.df("tickets")
+    faces = (t["valeur_cents"] * (t["dernier"] - t["premier"] + 1)).groupby(t["seance"]).sum()
+    assert [_cents(x) for x in titles[2::3]] == [int(v) for v in faces.sort_index()]
 
 
 def _cents(title: str) -> int:

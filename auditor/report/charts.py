@@ -82,13 +82,19 @@ class Chart:
     lines: list[tuple[str, str, str, str]] = field(default_factory=list)   # x1 y1 x2 y2 (gridlines)
     paths: list[tuple[str, str, str]] = field(default_factory=list)        # css class, d, title
     note: str = ""
+    desc: str = ""         # what the picture shows, in words (the SVG's <desc>)
 
 
 def levy_chart(seances: list[int], recorded: dict[int, int], expected: dict[int, int], lab: dict,
-               lang: str) -> Chart | None:
+               lang: str, tickets: dict[int, int] | None = None) -> Chart | None:
+    """Per séance: the levy expected, the levy recorded and, when the tickets
+    table was read, the face value of the tickets detached in the séance."""
     if not seances:
         return None
-    top = max([recorded.get(s, 0) for s in seances] + [expected.get(s, 0) for s in seances])
+    series = [("expected", expected, lab["levy_expected"]), ("recorded", recorded, lab["levy_recorded"])]
+    if tickets is not None:
+        series.append(("tickets", tickets, lab["levy_tickets"]))
+    top = max(amounts.get(s, 0) for _, amounts, _ in series for s in seances)
     if top <= 0:
         return None
     height, top_pad, bottom = 200, 10, 34
@@ -99,24 +105,24 @@ def levy_chart(seances: list[int], recorded: dict[int, int], expected: dict[int,
     chart = Chart(WIDTH, height)
 
     def y(v: int) -> float:
-        return top_pad + plot_h - plot_h * v / y_max
+        return top_pad + plot_h - plot_h * max(v, 0) / y_max
 
     for k in range(0, y_max + 1, step):
         chart.lines.append((_n(LABEL_W), _n(y(k)), _n(WIDTH - 8), _n(y(k))))
         chart.labels.append(Label(_n(LABEL_W - 6), _n(y(k) + 4), format_cents(k, lang), "end"))
     slot = plot_w / len(seances)
-    bar_w = min(slot * 0.4, 22)
+    bar_w = min(slot * 0.8 / len(series), 22)
     every = max(1, math.ceil(len(seances) / MAX_X_LABELS))
     for i, s in enumerate(seances):
-        x0 = LABEL_W + i * slot + slot / 2
-        for offset, cls, amount, name in ((-bar_w, "expected", expected.get(s, 0), lab["levy_expected"]),
-                                          (0, "recorded", recorded.get(s, 0), lab["levy_recorded"])):
-            h = plot_h * amount / y_max
-            chart.bars.append(Bar(_n(x0 + offset), _n(y(amount)), _n(max(bar_w - 1, 0.5)), _n(h), cls,
+        x0 = LABEL_W + i * slot + slot / 2 - bar_w * len(series) / 2
+        for k, (cls, amounts, name) in enumerate(series):
+            amount = amounts.get(s, 0)
+            h = plot_h * max(amount, 0) / y_max
+            chart.bars.append(Bar(_n(x0 + k * bar_w), _n(y(amount)), _n(max(bar_w - 1, 0.5)), _n(h), cls,
                                   lab["chart_levy_bar"].format(seance=s, what=name,
                                                                amount=format_cents(amount, lang))))
         if i % every == 0:
-            chart.labels.append(Label(_n(x0), _n(height - bottom + 14), str(s)))
+            chart.labels.append(Label(_n(LABEL_W + i * slot + slot / 2), _n(height - bottom + 14), str(s)))
     chart.labels.append(Label(_n(LABEL_W + plot_w / 2), _n(height - 4), lab["seance"], "middle", "axis"))
     return chart
 
@@ -203,15 +209,18 @@ def timeline_chart(result: AuditResult, seances: list[int], top_coup: dict[int, 
 
 def report_charts(result: AuditResult, lab: dict, lang: str, groups, dates: dict[int, str],
                   n_coups: dict[int, int], top_coup: dict[int, int], levy_recorded: dict[int, int],
-                  levy_codes: tuple[str, ...]) -> dict:
-    """The three charts; a chart with nothing to draw is None (the template says so)."""
+                  levy_codes: tuple[str, ...], tickets_face: dict[int, int] | None = None) -> dict:
+    """The three charts; a chart with nothing to draw is None (the template says so).
+    `tickets_face`: face value of the tickets per séance (None: no tickets table read)."""
     seances = sorted(set(dates) | set(n_coups))
+    # A séance known only from its tickets (an orphan, EC00-03) still shows their face value.
+    levy_seances = sorted(set(seances) | set(tickets_face or ()))
     # Expected levy of a séance = what was recorded + what the levy rules found
     # missing (their impact is expected − recorded): the engine's figures, summed.
     expected = dict(levy_recorded)
     for f in result.findings:
         if f.code in levy_codes and f.seance is not None:
             expected[f.seance] = expected.get(f.seance, 0) + f.impact_cents
-    return {"levy": levy_chart(seances, levy_recorded, expected, lab, lang),
+    return {"levy": levy_chart(levy_seances, levy_recorded, expected, lab, lang, tickets_face),
             "rules": rules_chart(groups, lab),
             "timeline": timeline_chart(result, seances, top_coup, lab)}

@@ -20,7 +20,7 @@ from auditor.engine import AuditResult
 from auditor.i18n import labels
 from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
-from auditor.report import charts
+from auditor.report import charts, tickets_view
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
@@ -326,7 +326,8 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         "filter_seances": [(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
         "rules": _rules(result, lab, lang),
         "charts": charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
-                                       LEVY_CODES),
+                                       LEVY_CODES, tickets_view.face_per_seance(result)),
+        "tickets": tickets_view.tickets_section(result, lab, lang),
         "tool_version": __version__, "generated_at": generated_at,
         "chouette_runs": run_stories(result.carnet, lang),
     }
