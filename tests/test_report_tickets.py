@@ -179,7 +179,7 @@ def test_picture_marks_the_gap_the_duplicate_and_the_outside_run(marked):
 
 def test_levy_chart_shows_the_tickets_face_value(marked):
     _, dom, _ = marked
-    levy = dom.find(".//figure[@id='chart-levy']")
+    levy = section(dom).find(".//figure[@id='chart-levy']")       # in the ticket section
     bars = [r for r in levy.iter(f"{SVG}rect") if r.get("class") == "tickets"]
     assert len(bars) == 3
     t = marked_tables()["tickets"]
@@ -209,8 +209,8 @@ def test_compliant_carnet_has_no_marks(tmp_path):
     assert list(rows) == ["10", "100"]
     for cells in rows.values():
         assert cells[4] == "0" and cells[6] == "0" and cells[7] == "0"
-    figures = sec.findall(".//figure")
-    assert len(figures) == 2
+    figures = sec.findall(".//figure[@class='ticket-series']")
+    assert [f.get("data-valeur") for f in figures] == ["10", "100"]
     for fig in figures:
         classes = {p.get("class") for p in fig.iter(f"{SVG}path")} | {r.get("class") for r in fig.iter(f"{SVG}rect")}
         assert classes <= {"tk-used", "tk-used alt", "tk-track", "tk-full"}
@@ -239,11 +239,11 @@ def test_without_tickets_table_the_section_says_why(tmp_path):
     result, _ = audited(t, tmp_path, "csv")
     dom = parse_strict(render_report(result, "x", STAMP))
     sec = section(dom)
-    assert sec.find(".//figure") is None and sec.find(".//table") is None
+    assert sec.find(".//figure[@class='ticket-series']") is None and sec.find(".//table") is None
     note = text(sec.find(".//p[@id='tickets-not-checked']"))
     assert note.startswith(labels("fr")["tk_not_checked"]) and "tickets" in note
-    levy = dom.find(".//figure[@id='chart-levy']")
-    assert not [r for r in levy.iter(f"{SVG}rect") if r.get("class") == "tickets"]
+    levy = sec.find(".//figure[@id='chart-levy']")            # still drawn: expected and recorded
+    assert {r.get("class") for r in levy.iter(f"{SVG}rect")} == {"expected", "recorded"}
 
 
 def test_template_never_marks_carnet_data_safe():

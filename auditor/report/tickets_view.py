@@ -331,8 +331,7 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
     def x_of(start_key: np.ndarray, band_start: int) -> np.ndarray:
         return LABEL_W + (start_key - band_start) * plot_w / size
 
-    left = {"missing": 0, "dup": 0, "outside": 0}
-    left_books = 0
+    left = {"missing": 0, "dup": 0, "outside": 0}     # marks in the rows not drawn in detail
     for r, (kind, ks) in enumerate(rows):
         y0 = HEAD + r * ROW_H
         first, last = bands[ks[0]], bands[ks[-1]]
@@ -351,7 +350,6 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
             for name in left:
                 left[name] += int(marks[name][ks].sum())
             n_marks = sum(int(marks[name][ks].sum()) for name in left)
-            left_books += sum(1 for k in ks if not full[k])
             chart.bars.append(Bar(_n(LABEL_W), _n(y0), _n(plot_w), str(BAND_H), "tk-left",
                                   lab["tk_left_title"].format(n=len(ks), span=span, marks=n_marks)))
             chart.labels.append(Label(_n(LABEL_W + plot_w / 2), _n(y0 + BAND_H - 1.5),
@@ -386,8 +384,9 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
                                                     n=int((e[one] - s[one] + 1).sum()))))
         chart.labels.append(Label(_n(WIDTH - COUNT_W + 4), _n(y0 + BAND_H - 1),
                                   f"{int(drawn[k])}/{band.ke - band.ks + 1}", "start"))
-    if left_books:
-        chart.note = lab["tk_cut"].format(drawn=len(chosen), total=len(detail), left=left_books, **left)
+    if len(chosen) < len(detail):
+        chart.note = lab["tk_cut"].format(drawn=len(chosen), total=len(detail), left=len(detail) - len(chosen),
+                                          **left)
     return chart
 
 
