@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
-from auditor.frames import eq
+from auditor.frames import eq, group_sums, lookup, shared_codes
 from auditor.model import Violation
 
 
@@ -128,24 +129,27 @@ class Carnet:
         recorded_b = coups["total_b_cents"]
         if "mises" in self.tables:
             m = self.df("mises")
-            m = m[m["seance"].notna() & m["coup"].notna()]
-            held = (m["montant_cents"] - m["restitue_cents"]).astype("Int64")
-            bad = m["montant_cents"].isna() | m["restitue_cents"].isna() | m["cote"].isna()
-            agg = pd.DataFrame({
-                "seance": m["seance"], "coup": m["coup"],
-                "held_a": held.where(eq(m["cote"], "a"), 0).fillna(0),
-                "held_b": held.where(eq(m["cote"], "b"), 0).fillna(0),
-                "n_mises": 1, "unverifiable": bad.astype(bool),
-            }).groupby(keys, sort=False).agg(
-                held_a=("held_a", "sum"), held_b=("held_b", "sum"),
-                n_mises=("n_mises", "sum"), unverifiable=("unverifiable", "any"))
-            out = out.merge(agg, how="left", left_on=keys, right_index=True)
-            out.index = coups.index
+            m = m[(m["seance"].notna() & m["coup"].notna()).to_numpy()]
+            known = (coups["seance"].notna() & coups["coup"].notna()).to_numpy()
+            m_codes, c_codes = shared_codes(m, coups[known])
+            montant, restitue = m["montant_cents"], m["restitue_cents"]
+            bad = (montant.isna() | restitue.isna() | m["cote"].isna()).to_numpy()
+            held = np.where(bad, 0, montant.to_numpy(np.int64, na_value=0) - restitue.to_numpy(np.int64, na_value=0))
+            side = m["cote"].to_numpy(object, na_value="")
+            codes, counts, (held_a, held_b, n_bad) = group_sums(
+                m_codes, np.where(side == "a", held, 0), np.where(side == "b", held, 0), bad.astype(np.int64))
+            # Coups whose keys are unreadable, or without any stake row, get no sums (<NA>).
+            at, found = np.zeros(len(coups), dtype=np.int64), np.zeros(len(coups), dtype=bool)
+            at[known], found[known] = lookup(codes, c_codes)
+            if len(codes):
+                out["held_a"] = pd.arrays.IntegerArray(np.where(found, held_a[at], 0), ~found)
+                out["held_b"] = pd.arrays.IntegerArray(np.where(found, held_b[at], 0), ~found)
+                out["n_mises"] = np.where(found, counts[at], 0)
+                out["unverifiable"] = found & (n_bad[at] > 0)
+            else:
+                out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
         else:
-            out["held_a"] = pd.NA
-            out["held_b"] = pd.NA
-            out["n_mises"] = 0
-            out["unverifiable"] = False
+            out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
         out["held_a"] = out["held_a"].astype("Int64")
         out["held_b"] = out["held_b"].astype("Int64")
         out["n_mises"] = out["n_mises"].fillna(0).astype("int64")

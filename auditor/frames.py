@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,3 +46,41 @@ def scatter(base: pa.Array, idx: pa.Array, values: pa.Array) -> pa.Array:
     out[positions] = pc.fill_null(values, 0).to_numpy()
     valid[positions] = pc.is_valid(values).to_numpy(zero_copy_only=False)
     return pa.array(out, type=pa.int64(), mask=~valid)
+
+
+def shared_codes(*frames: pd.DataFrame, keys: tuple[str, ...] = ("seance", "coup")) -> list[np.ndarray]:
+    """One int64 code per row of each frame for its `keys` (no missing values),
+    the same code for the same keys in every frame and ordered like the keys.
+    Small non-negative pairs pack into one integer; anything else is ranked."""
+    cols = [[f[k].to_numpy(dtype=np.int64) for k in keys] for f in frames]
+    flat = [np.concatenate([c[i] for c in cols]) for i in range(len(keys))]
+    sizes = np.cumsum([len(f) for f in frames])[:-1]
+    if len(flat[0]) == 0:
+        return [np.zeros(len(f), dtype=np.int64) for f in frames]
+    if len(keys) == 2 and min(flat[0].min(), flat[1].min()) >= 0 and max(flat[0].max(), flat[1].max()) < 2**31:
+        return np.split((flat[0] << 32) | flat[1], sizes)
+    if len(keys) == 1:
+        return np.split(flat[0], sizes)
+    ranked = np.unique(np.stack(flat, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.split(ranked, sizes)
+
+
+def group_sums(codes: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Per distinct code (sorted): the code, the row count and the integer sum
+    of each of `values` (integers stay integers: no float on the way)."""
+    order = None if np.all(codes[1:] >= codes[:-1]) else np.argsort(codes, kind="stable")
+    c = codes if order is None else codes[order]
+    if len(c) == 0:
+        return c, np.zeros(0, dtype=np.int64), [np.zeros(0, dtype=np.int64) for _ in values]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    counts = np.diff(np.r_[starts, len(c)])
+    sums = [np.add.reduceat(v if order is None else v[order], starts) for v in values]
+    return c[starts], counts, sums
+
+
+def lookup(table_codes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position of each code in the sorted `table_codes`, and whether it is there."""
+    pos = np.searchsorted(table_codes, codes)
+    safe = np.minimum(pos, max(len(table_codes) - 1, 0))
+    found = (pos < len(table_codes)) & (table_codes[safe] == codes if len(table_codes) else False)
+    return safe, found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.frames import py
@@ -22,6 +23,26 @@ def emit(df: pd.DataFrame, make: Callable[[dict], Violation]) -> Iterator[Violat
         yield make(rec)
 
 
+def group_codes(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """One int64 per row for the group of its `keys` (no missing values), in the
+    order of the keys: sorting by the code sorts by the keys. Two small
+    non-negative keys pack into one integer; anything else is ranked."""
+    cols = [df[k].to_numpy(dtype=np.int64) for k in keys]
+    if len(cols) == 1:
+        return cols[0]
+    if len(cols) == 2 and len(df):
+        a, b = cols
+        if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:
+            return (a << 32) | b
+    if not len(df):
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
+    return np.r_[True, sorted_codes[1:] != sorted_codes[:-1]] if len(sorted_codes) else np.zeros(0, bool)
+
+
 def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
     """Where `col` is not the uninterrupted series 1, 2, 3 … within each group,
     in row order. One row per break, with the group keys and:
@@ -30,29 +51,52 @@ def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame
     `order` (a number lower than one already seen); first/last: the missing
     range (gap, start) or the number itself; found: the number in the row;
     _row: the source row where the break shows.
+
+    Plain numpy on one integer group code: sorts and shifts, no per-group work.
     """
-    d = df.loc[df[keys + [col]].notna().all(axis=1), keys + [col, "_row"]].copy()
-    out = []
+    d = df.loc[df[keys + [col]].notna().all(axis=1), keys + [col, "_row"]]
+    columns = keys + ["kind", "first", "last", "found", "_row"]
     if d.empty:
-        return pd.DataFrame(columns=keys + ["kind", "first", "last", "found", "_row"])
-    dup = d.duplicated(keys + [col], keep="first")
-    prev_max = d.groupby(keys, sort=False)[col].cummax().groupby([d[k] for k in keys], sort=False).shift()
-    order = (d[col] < prev_max).fillna(False).astype(bool) & ~dup
-    for kind, mask in (("duplicate", dup), ("order", order)):
-        hit = d[mask]
-        out.append(pd.DataFrame({**{k: hit[k] for k in keys}, "kind": kind, "first": hit[col],
-                                 "last": hit[col], "found": hit[col], "_row": hit["_row"]}))
+        return pd.DataFrame(columns=columns)
+    g = group_codes(d, keys)
+    v = d[col].to_numpy(dtype=np.int64)
+    pos = np.arange(len(d))
+    # Duplicates: a (group, number) seen at an earlier position.
+    # Carnets are almost always written in order already: then no sort at all.
+    g_up = np.all(g[1:] >= g[:-1])
+    in_order = g_up and bool(np.all((g[1:] > g[:-1]) | (v[1:] >= v[:-1])))
+    by_value = pos if in_order else np.lexsort((pos, v, g))
+    gv, vv = g[by_value], v[by_value]
+    first_seen = np.r_[True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1])]
+    dup = np.empty(len(d), dtype=bool)
+    dup[by_value] = ~first_seen
+    # Order: lower than the highest number already seen in the group (row order).
+    by_group = pos if g_up else np.argsort(g, kind="stable")
+    gg, vg = g[by_group], v[by_group]
+    running = pd.Series(vg).groupby(gg, sort=False).cummax().to_numpy()
+    lower = np.r_[False, vg[1:] < running[:-1]] & ~_segment_starts(gg)
+    order = np.empty(len(d), dtype=bool)
+    order[by_group] = lower
+    order &= ~dup
     # Gaps: between consecutive distinct numbers, located at the row of the
     # number that follows the gap (its first occurrence).
-    u = d[~dup].sort_values(keys + [col], kind="stable")
-    prev = u.groupby(keys, sort=False)[col].shift()
-    starts = prev.isna() & (u[col] != 1)
-    gaps = prev.notna() & (u[col] - prev > 1)
-    s = u[starts]
-    out.append(pd.DataFrame({**{k: s[k] for k in keys}, "kind": "start", "first": 1,
-                             "last": s[col] - 1, "found": s[col], "_row": s["_row"]}))
-    g = u[gaps]
-    out.append(pd.DataFrame({**{k: g[k] for k in keys}, "kind": "gap", "first": prev[gaps] + 1,
-                             "last": g[col] - 1, "found": g[col], "_row": g["_row"]}))
-    res = pd.concat([o for o in out if len(o)], ignore_index=True) if any(len(o) for o in out) else out[0].iloc[0:0]
+    u = by_value[first_seen]
+    ug, uv = g[u], v[u]
+    new_group = _segment_starts(ug)
+    prev = np.r_[0, uv[:-1]]
+    start = new_group & (uv != 1)
+    gap = ~new_group & (uv - prev > 1)
+    parts = [
+        ("duplicate", np.flatnonzero(dup), v[dup], v[dup]),
+        ("order", np.flatnonzero(order), v[order], v[order]),
+        ("start", u[start], np.ones(int(start.sum()), dtype=np.int64), uv[start] - 1),
+        ("gap", u[gap], prev[gap] + 1, uv[gap] - 1),
+    ]
+    at = np.concatenate([p[1] for p in parts])
+    res = pd.DataFrame({k: d[k].to_numpy()[at] for k in keys})
+    res["kind"] = np.concatenate([np.full(len(p[1]), p[0], dtype=object) for p in parts])
+    res["first"] = np.concatenate([p[2] for p in parts])
+    res["last"] = np.concatenate([p[3] for p in parts])
+    res["found"] = v[at]
+    res["_row"] = d["_row"].to_numpy()[at]
     return res.sort_values(["_row", "kind"], kind="stable").reset_index(drop=True)
