@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
 from auditor.chouette import ordered_coups
-from auditor.frames import eq
+from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Violation
 from auditor.registry import check
 
@@ -111,16 +112,23 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     reg, uncertain = _register(carnet)
     m = carnet.df("mises")
-    m = m[m["seance"].notna() & m["fiche"].notna()].sort_values("_row", kind="stable")
+    m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
+    if not m["_row"].is_monotonic_increasing:
+        m = m.sort_values("_row", kind="stable")
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
-    known = carnet.df("coups")[["seance", "coup"]].dropna().drop_duplicates()
-    m = m.merge(known, on=["seance", "coup"], how="inner")
-    j = m.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
-                on=["seance", "fiche"], how="left")
+    known = carnet.df("coups")[["seance", "coup"]].dropna()
+    in_coups, coup_codes = shared_codes(m, known)
+    m = m[np.isin(in_coups, coup_codes)]
+    # Findings are per (séance, fiche): its first stake and how many stakes, on
+    # one row per pair, before the register is joined.
+    pair = shared_codes(m, keys=("seance", "fiche"))[0]
+    _, first_at, count = np.unique(pair, return_index=True, return_counts=True)
+    order = np.argsort(first_at, kind="stable")
+    first = m.iloc[first_at[order]].assign(count=count[order])
+    j = first.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
+                    on=["seance", "fiche"], how="left")
     missing = j[j["fiche_row"].isna() & ~_unsure(j["seance"], uncertain).to_numpy()]
-    count = missing.groupby(["seance", "fiche"], sort=False)["_row"].transform("size")
-    first = missing.assign(count=count).drop_duplicates(["seance", "fiche"], keep="first")
-    yield from emit(first, lambda r: Violation(
+    yield from emit(missing, lambda r: Violation(
         table="mises", row=r["_row"], column="fiche", seance=r["seance"], coup=r["coup"], rang=r["rang"],
         kind="not_registered", found=str(r["fiche"]), params={"fiche": r["fiche"], "count": r["count"]}))
     if "seances" not in carnet.tables:

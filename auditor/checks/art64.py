@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
-from auditor.frames import eq
+from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Violation
 from auditor.registry import check
 
@@ -122,28 +123,51 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     Compliant: only the last stakes of the heavier side are returned, the last ones fully first.
     """
     m = carnet.df("mises")
-    bad_coups = carnet.coup_amounts.loc[carnet.coup_amounts["unverifiable"], ["seance", "coup"]]
-    m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1)]
-    if len(bad_coups):
-        skip = m.merge(bad_coups.drop_duplicates(), on=["seance", "coup"], how="left", indicator=True)
-        m = m[(skip["_merge"] == "left_only").to_numpy()]
-    m = m.sort_values(["seance", "coup", "rang"], kind="stable")
-    returned = m["restitue_cents"] > 0
-    side_keys = [m["seance"], m["coup"], m["cote"]]
-    before = returned.astype(int).groupby(side_keys, sort=False).cummax().groupby(side_keys, sort=False).shift()
-    late = m[(before.fillna(0).astype(bool) & (m["restitue_cents"] < m["montant_cents"])).to_numpy()]
-    late = late.drop_duplicates(["seance", "coup", "cote"], keep="first")
-    yield from emit(late, lambda r: Violation(
+    m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1).to_numpy()]
+    amounts = carnet.coup_amounts
+    bad_coups = amounts.loc[amounts["unverifiable"], ["seance", "coup"]].dropna()
+    codes, bad_codes = shared_codes(m, bad_coups)
+    keep = ~np.isin(codes, bad_codes)
+    m, codes = m[keep], codes[keep]
+    rang = m["rang"].to_numpy(np.int64)
+    side = (m["cote"].to_numpy(object) == "b").astype(np.int64)
+    montant = m["montant_cents"].to_numpy(np.int64)
+    restitue = m["restitue_cents"].to_numpy(np.int64)
+    pos = np.arange(len(m))
+    returned = restitue > 0
+    # Rank order: (séance, coup, rang, row); usually the table's own order, then no sort.
+    in_order = bool(np.all((codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (rang[1:] >= rang[:-1]))))
+    by_rank = pos if in_order else np.lexsort((pos, rang, codes))
+    cr = codes[by_rank]
+    new_coup = np.r_[True, cr[1:] != cr[:-1]] if len(cr) else np.zeros(0, bool)
+    # The same within each (coup, side): a stable sort on a dense key keeps rank order.
+    o = by_rank[np.argsort((np.cumsum(new_coup) - 1) * 2 + side[by_rank], kind="stable")]
+    # Was anything returned before this stake, on its side of its coup?
+    cg, sg = codes[o], side[o]
+    start = np.r_[True, (cg[1:] != cg[:-1]) | (sg[1:] != sg[:-1])] if len(o) else np.zeros(0, bool)
+    before = np.cumsum(returned[o]) - returned[o]
+    before = before - np.maximum.accumulate(np.where(start, before, 0)) if len(o) else before
+    late = (before > 0) & (restitue[o] < montant[o])
+    # The first late stake of each (coup, side), listed in rank order.
+    count = np.cumsum(late)
+    late = o[late & (count - np.maximum.accumulate(np.where(start, count - late, 0)) == 1)] if len(o) else o
+    rank_of = np.empty(len(m), dtype=np.int64)
+    rank_of[by_rank] = np.arange(len(m))
+    late = late[np.argsort(rank_of[late], kind="stable")]
+    yield from emit(m.iloc[late], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
-    ret = m[returned]
-    sides = ret.groupby(["seance", "coup"], sort=False)["cote"].nunique()
-    both = ret.set_index(["seance", "coup"]).loc[sides[sides > 1].index].reset_index()
-    both = both.drop_duplicates(["seance", "coup"], keep="first")
-    yield from emit(both, lambda r: Violation(
-        table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
-        rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
+    # A coup with returns on both sides: its first return (in rank order).
+    ret = by_rank[returned[by_rank]]
+    if len(ret):
+        rc, rs = codes[ret], side[ret]
+        coup_start = np.r_[True, rc[1:] != rc[:-1]]
+        both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
+        first = ret[np.flatnonzero(coup_start)[both]]
+        yield from emit(m.iloc[first], lambda r: Violation(
+            table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
+            rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
 
 @check("EC64-06", needs=("carnet",))
