@@ -8,6 +8,7 @@ rule that needs them reads them from `Carnet.coup_amounts`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 from functools import cached_property
 
 import numpy as np
@@ -44,6 +45,19 @@ class Source:
     path: str
     sha256: str
     format: str
+
+
+def per_carnet(build):
+    """Derive something once per (carnet, profile): several rules and the
+    summary use the same expected levies."""
+    @functools.wraps(build)
+    def derived(carnet: "Carnet", profile):
+        memo = carnet.__dict__.setdefault("_derived", {})
+        key = (build.__qualname__, id(profile))
+        if key not in memo:
+            memo[key] = (profile, build(carnet, profile))   # keeps the profile alive with its id
+        return memo[key][1]
+    return derived
 
 
 @dataclass

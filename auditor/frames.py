@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 def eq(series: pd.Series, value) -> pd.Series:
     """`series == value` as a plain bool mask (<NA> counts as not equal)."""
-    return series.eq(value).fillna(False).astype(bool)
+    return pd.Series((series == value).to_numpy(dtype=bool, na_value=False), index=series.index)
 
 
 def notna(df: pd.DataFrame, columns) -> pd.Series:

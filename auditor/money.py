@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -153,17 +154,21 @@ class Levy:
         return self.bounds(x)[1]
 
     def bounds_series(self, x: pd.Series) -> tuple[pd.Series, pd.Series]:
+        """bounds() over a column (Int64; <NA> stays <NA>), in numpy int64."""
         x = x.astype("Int64")
-        n, d = x * self.num, self.den * self.step
-        q, r = n // d, n % d
-        below, above, tie = 2 * r < d, 2 * r > d, 2 * r == d
-        lo = q.where(below | tie, q + 1)
-        hi = q.where(below, q + 1)
+        mask = x.isna().to_numpy()
+        n = x.to_numpy(dtype=np.int64, na_value=0) * self.num
+        d = self.den * self.step
+        q, r = np.divmod(n, d)
+        below, tie = 2 * r < d, 2 * r == d
+        lo = np.where(below | tie, q, q + 1)
+        hi = np.where(below, q, q + 1)
         if self.tie == "up":
-            lo = lo.where(~tie, q + 1)
+            lo = np.where(tie, q + 1, lo)
         elif self.tie == "down":
-            hi = hi.where(~tie, q)
-        return (lo * self.step).astype("Int64"), (hi * self.step).astype("Int64")
+            hi = np.where(tie, q, hi)
+        return (pd.Series(pd.arrays.IntegerArray(lo * self.step, mask.copy()), index=x.index),
+                pd.Series(pd.arrays.IntegerArray(hi * self.step, mask.copy()), index=x.index))
 
 
 def accepted(recorded: pd.Series, lo: pd.Series, hi: pd.Series, step: int) -> pd.Series:

@@ -13,6 +13,8 @@ from auditor.model import Violation
 
 def records(df: pd.DataFrame) -> Iterator[dict]:
     """The rows of a (small) frame of violations as plain Python dicts."""
+    if df.empty:   # the usual case: most rules find nothing, and columns cost time to fetch
+        return
     cols = list(df.columns)
     for values in zip(*(df[c].tolist() for c in cols)):
         yield {c: py(v) for c, v in zip(cols, values)}

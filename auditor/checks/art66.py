@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pandas as pd
 
-from auditor.carnet import Carnet
+from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
 from auditor.frames import eq
@@ -15,6 +15,7 @@ from auditor.money import accepted
 from auditor.registry import check
 
 
+@per_carnet
 def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     """Expected levy of each verifiable simple coup: L(mass of the winning side).
 
@@ -33,6 +34,7 @@ def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     return out[out["mass"].notna()]
 
 
+@per_carnet
 def chouette_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     """Expected levies of each verifiable chouette coup, per phase.
 
