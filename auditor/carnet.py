@@ -48,14 +48,14 @@ class Source:
 
 
 def per_carnet(build):
-    """Derive something once per (carnet, profile): several rules and the
-    summary use the same expected levies."""
+    """Derive something once per carnet (and per profile, when given): several
+    rules and the summary use the same expected levies, the same card holders."""
     @functools.wraps(build)
-    def derived(carnet: "Carnet", profile):
+    def derived(carnet: "Carnet", *args):
         memo = carnet.__dict__.setdefault("_derived", {})
-        key = (build.__qualname__, id(profile))
+        key = (build.__qualname__, *map(id, args))
         if key not in memo:
-            memo[key] = (profile, build(carnet, profile))   # keeps the profile alive with its id
+            memo[key] = (args, build(carnet, *args))   # keeps the args alive with their ids
         return memo[key][1]
     return derived
 

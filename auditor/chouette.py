@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from auditor.carnet import Carnet
+from auditor.carnet import Carnet, per_carnet
 from auditor.frames import eq, py
 from auditor.i18n import labels
 from auditor.money import format_cents
@@ -27,6 +27,7 @@ from auditor.money import format_cents
 EVENTS = ("adjudication", "remise")
 
 
+@per_carnet
 def ordered_coups(carnet: Carnet) -> pd.DataFrame:
     """The coups with a séance, in carnet order (séance, then row order),
     with `pos`: the coup's position within its séance (0, 1, 2 …)."""

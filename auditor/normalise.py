@@ -171,7 +171,8 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         if source in df.columns:
             present.add(field)
             arr, empty = text_cells(df[source])
-            no_value = df["_row"].isin(unsaved.get(source, ())).to_numpy()
+            no_value = (df["_row"].isin(unsaved[source]).to_numpy() if source in unsaved
+                        else np.zeros(len(df), dtype=bool))
             empty = empty & ~no_value
             if default is not None and empty.any():
                 arr = pc.if_else(pa.array(empty), default, arr)

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet
+from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
 from auditor.chouette import ordered_coups
@@ -63,6 +63,7 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
 
 # -- fiches, card holders, decks -------------------------------------------------
 
+@per_carnet
 def _register(carnet: Carnet) -> tuple[pd.DataFrame, pd.Series]:
     """The fiche register, first row per (séance, fiche), and the séances whose
     register cannot be trusted to be complete (a row with an unreadable séance
@@ -87,6 +88,7 @@ def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
     return seances.isin(uncertain.tolist()).astype(bool)
 
 
+@per_carnet
 def _holders(carnet: Carnet) -> pd.DataFrame:
     """Who holds the cards at each coup: one row per (coup, side) with the
     player's fiche, in carnet order. `chouetteur` marks joueur_a of a chouette

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet
+from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
 from auditor.frames import eq, shared_codes
@@ -56,6 +56,7 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
 
 
+@per_carnet
 def _verifiable(carnet: Carnet, kind: str) -> pd.DataFrame:
     """Coups of `kind` whose amounts come from readable stakes (a coup without any stake row is skipped)."""
     a = carnet.coup_amounts

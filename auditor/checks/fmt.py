@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
+from auditor.frames import shared_codes
 from auditor.model import Violation
 from auditor.registry import check
 
@@ -36,10 +38,10 @@ def cells_parse(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
 
 
 def _orphans(child: pd.DataFrame, parent: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    c = child[child[keys].notna().all(axis=1)]
-    p = parent[parent[keys].notna().all(axis=1)][keys].drop_duplicates()
-    merged = c.merge(p, on=keys, how="left", indicator=True)
-    return c[(merged["_merge"] == "left_only").to_numpy()]
+    c = child[child[keys].notna().all(axis=1).to_numpy()]
+    p = parent[parent[keys].notna().all(axis=1).to_numpy()]
+    child_codes, parent_codes = shared_codes(c, p, keys=tuple(keys))
+    return c[~np.isin(child_codes, parent_codes)]
 
 
 @check("EC00-03", needs=("coups",))
