@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from auditor.breaches import coup_rows, remove_ticket, renumber_from  # noqa: E402
+from auditor.breaches import coup_rows, inject, remove_ticket, renumber_from  # noqa: E402
 from auditor.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
 
 OUT = ROOT / "sample_carnets"
@@ -129,6 +129,12 @@ def chouette_and_fiches(t):
     remise["evenement"] = None
 
 
+def tickets(t):
+    """EC83-01, EC82-03, EC561-01, EC561-02: tickets skipped, reused, taken
+    outside the registered books, and numbered backwards (breaches.py)."""
+    inject(t, ["EC83-01", "EC82-03", "EC561-01", "EC561-02"], seed=0)
+
+
 def books(k: int) -> dict[int, int]:
     """Each table of a casino draws on its own ticket books (aligned blocks of 200)."""
     return {10: 4801 + 4000 * k, 100: 1201 + 2000 * k, 1000: 201 + 1000 * k}
@@ -154,6 +160,9 @@ SAMPLES = [
      masses_and_totals, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
     ("infractions/prelevements", "csv", Spec(ticket_start=books(8), seances=2, coups=20, mises=6, seed=23, table=6),
      levies, {"delimiter": ",", "decimal": ".", "encoding": "utf-8", "date_style": "iso"}),
+    ("infractions/tickets", "csv",
+     Spec(ticket_start=books(10), seances=3, coups=22, mises=6, seed=41, table=11, casino="Casino de Trouville"),
+     tickets, {"delimiter": ";", "decimal": ",", "encoding": "utf-8", "date_style": "fr"}),
     ("infractions/couverture-et-seances.xlsx", "xlsx", Spec(ticket_start=books(9), seances=4, coups=10, mises=5, seed=24, table=7),
      cover_and_seances, {}),
 ]
