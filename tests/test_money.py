@@ -39,34 +39,6 @@ def test_series_parse_matches_scalar_parse():
     assert str(cents.dtype) == "Int64"
 
 
-def _scalar(text):
-    """What the scalar parser says of one cell: cents, None for empty, "bad"."""
-    if text is None or str(text).strip() == "":
-        return None
-    try:
-        return parse_cents(text)
-    except AmountError:
-        return "bad"
-
-
-# Cells close to the plain forms the fast path takes (`12,50`, `12`), and the
-# ones it must hand to the full grammar: spaces, signs, euro, Arabic digits…
-_CELL = st.one_of(
-    st.text(alphabet="0123456789,.- +€\u00a0\u202fx\u0661", max_size=18),
-    st.from_regex(r"\A[0-9]{0,15}([.,][0-9]{0,3})?\Z"),
-    st.none(),
-)
-
-
-@given(st.lists(_CELL, max_size=30))
-def test_series_parse_equals_scalar_parse_cell_by_cell(texts):
-    cents, bad = parse_cents_series(pd.Series(texts, dtype="object"))
-    for text, c, b in zip(texts, cents.tolist(), bad.tolist()):
-        want = _scalar(text)
-        got = "bad" if b else (None if c is pd.NA else c)
-        assert got == want, text
-
-
 @given(st.integers(min_value=-10**11, max_value=10**11))
 def test_series_parse_round_trips_any_amount(cents):
     sign = "-" if cents < 0 else ""
