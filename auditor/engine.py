@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.frames import eq
-from auditor.i18n import label
-from auditor.model import Cents, Finding, RuleStatus, Severity, Status, Violation, sort_findings
+from auditor.i18n import format_day, label
+from auditor.model import Cents, Day, Finding, RuleStatus, Severity, Status, Violation, sort_findings
 from auditor.money import format_cents
 from auditor.registry import registered
 
@@ -39,7 +39,7 @@ def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet, lang: str) -> Fin
     for key, value in v.params.items():
         if key.endswith("_cents"):
             params[key[:-6]] = format_cents(value, lang)
-        params[key] = value
+        params[key] = format_day(value, lang) if isinstance(value, Day) else value
     expected, found = _shown(v.expected, lang), _shown(v.found, lang)
     params.setdefault("expected", expected)
     params.setdefault("found", found)
@@ -55,6 +55,8 @@ def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet, lang: str) -> Fin
 def _shown(value, lang: str) -> str | None:
     if isinstance(value, Cents):
         return format_cents(int(value), lang)
+    if isinstance(value, Day):
+        return format_day(value, lang)
     return None if value is None else str(value)
 
 

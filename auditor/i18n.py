@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import lru_cache
 from importlib import resources
@@ -20,3 +21,14 @@ def labels(lang: str) -> dict[str, str]:
 
 def label(key: str, lang: str) -> str:
     return labels(lang)[key]
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def format_day(text: str, lang: str) -> str:
+    """Dates in `text` as a reader of `lang` writes them: `JJ/MM/AAAA` in
+    French, ISO (unambiguous) in English."""
+    if lang == "fr":
+        return _ISO_DAY.sub(lambda m: f"{m[3]}/{m[2]}/{m[1]}", text)
+    return str(text)

@@ -33,6 +33,22 @@ class Cents(int):
     __slots__ = ()
 
 
+class Day(str):
+    """A date (ISO text, possibly with a comparison such as `≥ 2026-03-02`)
+    given as a finding's value or message parameter: the engine writes it the
+    report language's way (`02/03/2026` in French)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, ts, prefix: str = "") -> "Day | None":
+        """The day of a timestamp or date (None when missing)."""
+        if ts is None:
+            return None
+        day = ts.date() if hasattr(ts, "date") and callable(ts.date) else ts
+        return cls(f"{prefix}{day.isoformat()}")
+
+
 class Status(Enum):
     CHECKED = "checked"
     NOT_CHECKED = "not_checked"

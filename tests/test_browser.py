@@ -185,7 +185,7 @@ def test_print_gives_a_paginated_pdf(browser, report, tmp_path):
         text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True).stdout
         heads = [pg for pg in text.split("\f") if pg.strip()]
         assert len(heads) == pages
-        assert all(f"{XSS} — Table 3 — 2026-03-02" in pg for pg in heads)
+        assert all(f"{XSS} — Table 3 — 02/03/2026" in pg for pg in heads)
     p.assert_clean()
     page.close()
 

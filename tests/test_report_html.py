@@ -124,7 +124,7 @@ def test_first_screen_answers_is_it_in_order(breached):
     identity = dict(zip([text(dt) for dt in dom.findall(".//dl[@class='identity']/dt")],
                         [text(dd) for dd in dom.findall(".//dl[@class='identity']/dd")]))
     assert identity[lab["table"]] == "3"
-    assert identity[lab["period"]] == "2026-03-02 → 2026-03-04"
+    assert identity[lab["period"]] == "02/03/2026 → 04/03/2026"   # French dates in a French report
     assert identity[lab["seances"]] == "3" and identity[lab["coups"]] == "36"
     assert identity[lab["mises"]] == str(s["mises"])
     assert identity[lab["sha256"]] == result.carnet.source.sha256
@@ -257,6 +257,9 @@ def test_english_report(tmp_path):
     assert text(dom.find(".//h2[@id='h-findings']")).startswith(en["findings_by_rule"])
     first = dom.find(".//section[@id='findings']/details")
     assert text(first.find("summary/span[@class='title']")) == load_catalogue()[first.get("data-code")].title["en"]
+    identity = dict(zip([text(dt) for dt in dom.findall(".//dl[@class='identity']/dt")],
+                        [text(dd) for dd in dom.findall(".//dl[@class='identity']/dd")]))
+    assert identity[en["period"]] == "2026-03-02 → 2026-03-04"   # ISO, unambiguous, in English
 
 
 def test_compliant_carnet(tmp_path):

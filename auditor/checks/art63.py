@@ -12,12 +12,9 @@ from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
 from auditor.chouette import ordered_coups
 from auditor.frames import eq, shared_codes
-from auditor.model import Cents, Violation
+from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 
-
-def _iso(ts) -> str | None:
-    return None if ts is None else pd.Timestamp(ts).date().isoformat()
 
 
 @check("EC63-01", needs=("mises",))
@@ -142,8 +139,8 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     wrong = used[(used["date"].notna() & (used["date"] != used["seance_date"])).astype(bool)]
     yield from emit(wrong, lambda r: Violation(
         table="fiches", row=r["fiche_row"], column="date", seance=r["seance"], kind="date",
-        expected=_iso(r["seance_date"]), found=_iso(r["date"]),
-        params={"fiche": r["fiche"], "date": _iso(r["date"]), "seance_date": _iso(r["seance_date"]),
+        expected=Day.of(r["seance_date"]), found=Day.of(r["date"]),
+        params={"fiche": r["fiche"], "date": Day.of(r["date"]), "seance_date": Day.of(r["seance_date"]),
                 "first_coup": r["coup"]}))
 
 

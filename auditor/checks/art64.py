@@ -11,12 +11,9 @@ from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, records, sequence_breaks
 from auditor.frames import eq, shared_codes
-from auditor.model import Cents, Violation
+from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 
-
-def _iso(ts) -> str | None:
-    return None if ts is None else pd.Timestamp(ts).date().isoformat()
 
 
 def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator[Violation]:
@@ -193,8 +190,8 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     early = s[s["date"] < row["date_debut"]].sort_values(["date", "_row"]).head(1)
     yield from emit(early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
-        expected=_iso(row["date_debut"]), found=_iso(r["date"]),
-        params={"date": _iso(r["date"]), "date_debut": _iso(row["date_debut"])}))
+        expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
+        params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
 
 
 @check("EC64-07", needs=("seances.timbre",))
@@ -209,12 +206,12 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     missing = s[s["timbre"].isna()]
     yield from emit(missing, lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
-        expected=_iso(r["date"]), found=""))
+        expected=Day.of(r["date"]), found=""))
     wrong = s[(s["timbre"].notna() & s["date"].notna() & (s["timbre"] != s["date"]))]
     yield from emit(wrong, lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
-        expected=_iso(r["date"]), found=_iso(r["timbre"]),
-        params={"date": _iso(r["date"]), "timbre": _iso(r["timbre"])}))
+        expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
+        params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
 
 
 @check("EC64-08", needs=("seances",))
@@ -237,8 +234,8 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     back = u[(u["date"] < u["latest"]).fillna(False).astype(bool)]
     yield from emit(back, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="order",
-        expected=f"≥ {_iso(r['latest'])}", found=_iso(r["date"]),
-        params={"date": _iso(r["date"]), "latest": _iso(r["latest"])}))
+        expected=Day.of(r["latest"], "≥ "), found=Day.of(r["date"]),
+        params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
 
 
 @check("EC64-09", needs=("coups", "mises"))

@@ -10,12 +10,9 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
 from auditor.checks.tickets import ints, ledger, texts
-from auditor.model import Violation
+from auditor.model import Day, Violation
 from auditor.registry import check
 
-
-def _iso(ts) -> str | None:
-    return None if ts is None else pd.Timestamp(ts).date().isoformat()
 
 
 @check("EC561-01", needs=("tickets", "carnets_tickets"))
@@ -58,8 +55,8 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
                       valeur=b["valeur_cents"].to_numpy())
     yield from emit(hit, lambda r: Violation(
         table="tickets", row=r["_row"], column="premier", seance=r["seance"], coup=r["coup"], kind="before_service",
-        expected=f"≥ {_iso(r['since'])}", found=_iso(r["day"]),
-        params={"date": _iso(r["day"]), "mise_en_service": _iso(r["since"]), "book_first": r["book_first"],
+        expected=Day.of(r["since"], "≥ "), found=Day.of(r["day"]),
+        params={"date": Day.of(r["day"]), "mise_en_service": Day.of(r["since"]), "book_first": r["book_first"],
                 "book_last": r["book_last"], "valeur_cents": r["valeur"]}))
 
 

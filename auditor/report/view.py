@@ -17,7 +17,7 @@ from auditor import __version__
 from auditor.catalogue import load_catalogue
 from auditor.chouette import run_stories
 from auditor.engine import AuditResult
-from auditor.i18n import labels
+from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
@@ -236,7 +236,8 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
         no = None if key == NO_SEANCE else int(key)
         impact = _positive_impact(found)
         groups.append(SeanceGroup(
-            key=key, label=lab["no_seance"] if no is None else key, date=dates.get(no, "") if no is not None else "",
+            key=key, label=lab["no_seance"] if no is None else key,
+            date=format_day(dates.get(no, ""), lang) if no is not None else "",
             coups=_s(n_coups.get(no)) if no is not None else "",
             errors=sev[Severity.ERROR], warnings=sev[Severity.WARNING], info=sev[Severity.INFO],
             impact=format_cents(impact, lang) if impact else "",
@@ -292,9 +293,9 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     dates, n_coups, top_coup, levy_recorded = _seance_facts(result)
     v = verdict(result)
     casino, table = _s(cover.get("casino")), _s(cover.get("table"))
-    period = _period(dates, cover)
+    period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
     identity = [(lab["casino"], casino), (lab["table"], table), (lab["period"], period),
-                (lab["date_debut"], _s(cover.get("date_debut"))),
+                (lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
                 (lab["seances"], str(summary["seances"])), (lab["coups"], str(summary["coups"])),
                 (lab["mises"], str(summary["mises"])), (lab["tickets"], str(summary["tickets"])),
                 (lab["source"], source_path), (lab["format"], src.format), (lab["sha256"], src.sha256)]
