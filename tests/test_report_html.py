@@ -407,3 +407,20 @@ def test_index_shows_cross_carnet_findings(breached):
     links = rows[0].findall(".//a")
     assert [a.get("href") for a in links] == ["t3/report.html", "t5/report.html"]
     assert text(links[0]) == "lot/t3 (table 3) : séance 1, coup 4, ligne 9"
+
+
+def test_chouette_runs_are_capped_with_a_note(monkeypatch):
+    sample = SAMPLES / "compliant" / "cabourg-table8-chouette.xlsx"
+    result = audit_path(sample, load_profile())
+    lab = labels("fr")
+    total = len(view_module.run_stories(result.carnet, "fr"))
+    assert total > 3
+    monkeypatch.setattr(view_module, "MAX_CHOUETTE_RUNS", 3)
+    dom, _ = report_dom(result)
+    section = dom.find(".//section[@id='chouette']")
+    assert len(section.findall(".//table/tbody/tr")) == 3
+    assert text(section.find("h2")) == f"{lab['chouette_runs']} ({total})"
+    assert text(section.find("p[@class='note']")) == lab["chouette_runs_more"].format(shown=3, left=total - 3)
+    monkeypatch.setattr(view_module, "MAX_CHOUETTE_RUNS", total)
+    dom, _ = report_dom(result)
+    assert dom.find(".//section[@id='chouette']/p[@class='note']") is None

@@ -25,6 +25,7 @@ from auditor.report import charts, tickets_view
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
 MAX_ROWS_PER_GROUP = 200
+MAX_CHOUETTE_RUNS = 300   # the run stories shown; a huge carnet keeps its report readable
 # Text fields shown in a row are clipped (a cell can hold 32 767 characters);
 # findings.json keeps them whole.
 MAX_TEXT = 200
@@ -330,8 +331,16 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
                                        LEVY_CODES, tickets_view.face_per_seance(result)),
         "tickets": tickets_view.tickets_section(result, lab, lang),
         "tool_version": __version__, "generated_at": generated_at,
-        "chouette_runs": run_stories(result.carnet, lang),
+        **_chouette_runs(result, lab, lang),
     }
+
+
+def _chouette_runs(result: AuditResult, lab: dict, lang: str) -> dict:
+    runs = run_stories(result.carnet, lang)
+    left = len(runs) - MAX_CHOUETTE_RUNS
+    return {"chouette_runs": runs[:MAX_CHOUETTE_RUNS], "chouette_runs_total": len(runs),
+            "chouette_runs_more": lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left)
+            if left > 0 else ""}
 
 
 def index_view(summary_doc: dict, lang: str) -> dict:
