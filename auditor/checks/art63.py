@@ -120,10 +120,10 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     m = m[np.isin(in_coups, coup_codes)]
     # Findings are per (séance, fiche): its first stake and how many stakes, on
     # one row per pair, before the register is joined.
-    pair = shared_codes(m, keys=("seance", "fiche"))[0]
-    _, first_at, count = np.unique(pair, return_index=True, return_counts=True)
-    order = np.argsort(first_at, kind="stable")
-    first = m.iloc[first_at[order]].assign(count=count[order])
+    # factorize numbers the pairs in order of first appearance (hashing, no sort).
+    pair, _ = pd.factorize(shared_codes(m, keys=("seance", "fiche"))[0])
+    first_at = np.flatnonzero(~pd.Series(pair).duplicated().to_numpy())
+    first = m.iloc[first_at].assign(count=np.bincount(pair)[pair[first_at]] if len(pair) else 0)
     j = first.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
                     on=["seance", "fiche"], how="left")
     missing = j[j["fiche_row"].isna() & ~_unsure(j["seance"], uncertain).to_numpy()]
