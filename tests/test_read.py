@@ -234,3 +234,16 @@ def test_blank_and_space_lines_keep_row_numbers_on_the_fast_path():
     table, problems = csv_folder._parse_with_arrow("mises", text, ";", DEFAULT_LIMITS)
     assert problems == [] and table.rows_read == 2
     assert table.df["_row"].tolist() == [2, 5] and table.df["a"].tolist() == ["1", "3"]
+
+
+def test_cell_text_is_the_same_the_second_time_and_the_cache_is_bounded(monkeypatch):
+    from auditor.read import xlsx
+
+    monkeypatch.setattr(xlsx, "_NUMBER_TEXT", {})
+    monkeypatch.setattr(xlsx, "_NUMBER_TEXT_MAX", 3)
+    values = [0.1 + 0.2, -0.0, 0.0, 50.0, 12.5, 1e20, True, 7, None, dt.date(2026, 3, 2),
+              dt.datetime(2026, 3, 2, 10, 30), "x"]
+    want = ["0.3", "0", "0", "50", "12.5", "1e+20", "TRUE", "7", "", "2026-03-02", "2026-03-02", "x"]
+    assert [xlsx.cell_text(v) for v in values] == want
+    assert [xlsx.cell_text(v) for v in values] == want
+    assert len(xlsx._NUMBER_TEXT) == 3

@@ -19,16 +19,32 @@ from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, cano
 from auditor.read.workbook_guard import FormulaCell, Refused, check_workbook
 
 
+# Carnets repeat the same numbers (stakes, séance and coup numbers): their
+# text is formatted once. Bounded, so a hostile sheet cannot grow it forever.
+_NUMBER_TEXT: dict[float, str] = {}
+_NUMBER_TEXT_MAX = 100_000
+
+
 def cell_text(value) -> str:
+    kind = type(value)
+    if kind is float:
+        text = _NUMBER_TEXT.get(value)
+        if text is None:
+            text = format(value, ".15g")
+            text = "0" if text == "-0" else text
+            if len(_NUMBER_TEXT) < _NUMBER_TEXT_MAX:
+                _NUMBER_TEXT[value] = text
+        return text
+    if kind is int:
+        return str(value)
     if value is None:
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float):
-        text = format(value, ".15g")
-        return "0" if text == "-0" else text
+        return cell_text(float(value))
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
     if isinstance(value, dt.datetime):
         return value.date().isoformat()
     if isinstance(value, dt.date):
