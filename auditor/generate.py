@@ -92,11 +92,12 @@ def _equalise(stakes: list[dict]) -> int:
 
 
 def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]]:
+    """The tables of a compliant carnet: cover, then one séance after another
+    (simple coups only, or with chouette runs when `spec.chouette`), then the
+    ticket books the séances drew on."""
     profile = profile or load_profile()
-    if spec.chouette:
-        return generate_with_chouette(spec, profile)
+    seance = _chouette_seance if spec.chouette else _simple_seance
     rng = random.Random(spec.seed)
-    levy = profile.levy
     t: dict[str, list[dict]] = {name: [] for name in COLUMNS}
     t["carnet"].append({"casino": spec.casino, "table": spec.table, "date_debut": spec.start})
     stock = TicketStock(spec.ticket_start)
@@ -106,43 +107,42 @@ def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]
         day = spec.start + dt.timedelta(days=k)
         jeux = f"R{deck} B{deck + 1} V{deck + 2}"
         deck += 3
-        # Fiches: card holders inscribed 1..coups+2, then pontes.
-        holders = spec.coups + 2
-        n_fiches = holders + max(4, spec.mises)
-        for f in range(1, n_fiches + 1):
-            t["fiches"].append({"seance": s_no, "fiche": f, "date": day,
-                                "tenir_cartes": f if f <= holders else None})
-        queue = list(range(3, holders + 1))
-        a_player, b_player = 1, 2
-        cagnotte = 0
-        values_used = [v for v in profile.ticket_values_cents if v <= 1000][:3]
-        for c_no in range(1, spec.coups + 1):
-            winner, due = _simple_coup(
-                t, spec, rng, levy, s_no, c_no, a_player, b_player, n_fiches,
-                draw_fiche=lambda: rng.randint(holders + 1, n_fiches) if rng.random() < 0.8
-                else rng.randint(1, holders))
-            for value, count in split_levy(due, values_used):
-                first, last = stock.take(value, count, day)
-                t["tickets"].append({"seance": s_no, "coup": c_no, "phase": "avant", "valeur": value,
-                                     "premier": first, "dernier": last})
-            cagnotte += due
-            # The loser leaves; the next inscribed holder takes his place.
-            nxt = queue.pop(0)
-            if winner == "a":
-                b_player = nxt
-            else:
-                a_player = nxt
+        cagnotte = seance(t, spec, profile, rng, stock, s_no, day)
         t["seances"].append({"seance": s_no, "date": day, "timbre": day, "jeux": jeux, "cagnotte": cagnotte})
-    size = profile.book_size
-    for value, first in sorted(stock.first.items()):
-        if stock.next[value] == first:
-            continue
-        book = (first - 1) // size * size + 1
-        while book < stock.next[value]:
-            t["carnets_tickets"].append({"valeur": value, "premier": book,
-                                         "mise_en_service": stock.first_used[value], "paraphe": "oui"})
-            book += size
+    _register_books(t, stock, profile.book_size)
     return t
+
+
+def _simple_seance(t, spec: Spec, profile: Profile, rng: random.Random, stock: TicketStock,
+                   s_no: int, day: dt.date) -> int:
+    """One séance of simple coups; returns its cagnotte."""
+    # Fiches: card holders inscribed 1..coups+2, then pontes.
+    holders = spec.coups + 2
+    n_fiches = holders + max(4, spec.mises)
+    for f in range(1, n_fiches + 1):
+        t["fiches"].append({"seance": s_no, "fiche": f, "date": day,
+                            "tenir_cartes": f if f <= holders else None})
+    queue = list(range(3, holders + 1))
+    a_player, b_player = 1, 2
+    cagnotte = 0
+    values_used = [v for v in profile.ticket_values_cents if v <= 1000][:3]
+    for c_no in range(1, spec.coups + 1):
+        winner, due = _simple_coup(
+            t, spec, rng, profile.levy, s_no, c_no, a_player, b_player, n_fiches,
+            draw_fiche=lambda: rng.randint(holders + 1, n_fiches) if rng.random() < 0.8
+            else rng.randint(1, holders))
+        for value, count in split_levy(due, values_used):
+            first, last = stock.take(value, count, day)
+            t["tickets"].append({"seance": s_no, "coup": c_no, "phase": "avant", "valeur": value,
+                                 "premier": first, "dernier": last})
+        cagnotte += due
+        # The loser leaves; the next inscribed holder takes his place.
+        nxt = queue.pop(0)
+        if winner == "a":
+            b_player = nxt
+        else:
+            a_player = nxt
+    return cagnotte
 
 
 # -- chouette ----------------------------------------------------------------
@@ -301,24 +301,6 @@ def _chouette_coup(t, spec: Spec, rng: random.Random, levy, s_no, c_no, run: _Ru
     run.amount = chouette + sur if winner == "a" else chouette - sur
     run.sautes += run.after_saute
     return winner, due, due_after
-
-
-def generate_with_chouette(spec: Spec, profile: Profile) -> dict[str, list[dict]]:
-    """Like `generate`, with chouette runs among the simple coups (Spec.chouette)."""
-    rng = random.Random(spec.seed)
-    t: dict[str, list[dict]] = {name: [] for name in COLUMNS}
-    t["carnet"].append({"casino": spec.casino, "table": spec.table, "date_debut": spec.start})
-    stock = TicketStock(spec.ticket_start)
-    deck = 4411
-    for k in range(spec.seances):
-        s_no = spec.first_seance + k
-        day = spec.start + dt.timedelta(days=k)
-        jeux = f"R{deck} B{deck + 1} V{deck + 2}"
-        deck += 3
-        cagnotte = _chouette_seance(t, spec, profile, rng, stock, s_no, day)
-        t["seances"].append({"seance": s_no, "date": day, "timbre": day, "jeux": jeux, "cagnotte": cagnotte})
-    _register_books(t, stock, profile.book_size)
-    return t
 
 
 def _register_books(t, stock: TicketStock, size: int) -> None:
