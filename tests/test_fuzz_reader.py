@@ -32,6 +32,15 @@ SLOW = settings(max_examples=6, **COMMON)
 PROFILE = load_profile()
 
 
+def known_counts(item):
+    """(table, data records its generated text holds) for the tables whose
+    count the csv module can tell."""
+    for name, data in item[1].items():
+        expected = records_in(data)
+        if expected is not None:
+            yield name, expected
+
+
 def records_in(data: bytes) -> int | None:
     """Non-blank data records of a CSV file, counted with the csv module alone."""
     try:
@@ -66,10 +75,9 @@ def test_random_bytes_as_csv_tables(item):
         folder = materialise(item, Path(tmp))
         raw = read_carnet(folder)
         normalise(raw)
-    for name, data in item[1].items():
+    for name, expected in known_counts(item):
         if name in raw.tables:
-            expected = records_in(data)
-            assert expected is None or raw.tables[name].rows_read == expected, name
+            assert raw.tables[name].rows_read == expected, name
 
 
 @FAST
@@ -94,8 +102,7 @@ def test_edited_csv_carnets_are_audited_and_every_row_accounted_for(item):
         folder = materialise(item, Path(tmp))
         result = audit_or_xfail(folder)
     check_accounting(result)
-    for name, data in item[1].items():
+    for name, expected in known_counts(item):
         table = result.summary["tables"].get(name)
-        expected = records_in(data)
-        if table is not None and expected is not None:
+        if table is not None:
             assert table["read"] == expected, name
