@@ -75,12 +75,8 @@ def split_levy(cents: int, values: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _equalise(stakes: list[dict]) -> int:
-    """Return the excess of the heavier side to its last bettors; the mass."""
-    held = {"a": sum(s["montant"] for s in stakes if s["cote"] == "a"),
-            "b": sum(s["montant"] for s in stakes if s["cote"] == "b")}
-    heavy = "a" if held["a"] > held["b"] else "b"
-    excess = abs(held["a"] - held["b"])
+def _return_excess(stakes: list[dict], heavy: str, excess: int) -> None:
+    """Art. 64: the excess goes back to the last bettors of the heavier side."""
     for s in reversed(stakes):
         if excess == 0:
             break
@@ -88,6 +84,15 @@ def _equalise(stakes: list[dict]) -> int:
             back = min(excess, s["montant"])
             s["restitue"] = back
             excess -= back
+
+
+def _equalise(stakes: list[dict]) -> int:
+    """Return the excess of the heavier side to its last bettors; the mass."""
+    held = {"a": sum(s["montant"] for s in stakes if s["cote"] == "a"),
+            "b": sum(s["montant"] for s in stakes if s["cote"] == "b")}
+    heavy = "a" if held["a"] > held["b"] else "b"
+    excess = abs(held["a"] - held["b"])
+    _return_excess(stakes, heavy, excess)
     return min(held.values())
 
 
@@ -172,13 +177,7 @@ def _equalise_chouette(stakes: list[dict], chouette: int) -> tuple[int, int]:
         heavy, excess = "a", min(chouette + a - b, a)
     else:
         heavy, excess = "b", b - chouette - a
-    for s in reversed(stakes):
-        if excess == 0:
-            break
-        if s["cote"] == heavy:
-            back = min(excess, s["montant"])
-            s["restitue"] = back
-            excess -= back
+    _return_excess(stakes, heavy, excess)
     held = {side: sum(s["montant"] - s["restitue"] for s in stakes if s["cote"] == side) for side in "ab"}
     return held["a"], held["b"]
 
