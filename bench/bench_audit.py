@@ -138,6 +138,16 @@ def _small(i: int):
                 ticket_start={10: start, 100: start, 1000: start})
 
 
+def _one_seance(i: int):
+    """Carnet i of the nightly benchmark's batch (bench_nightly.py): one séance
+    of 20 coups with ticket books of its own."""
+    from auditor.generate import Spec
+
+    start = 1 + 400 * i   # two aligned books of 200 per value and carnet
+    return Spec(seances=1, coups=20, mises=6, seed=i, table=1 + i % 12, casino=f"Casino {i % 7}",
+                ticket_start={10: start, 100: start, 1000: start})
+
+
 def _batch_folder(n: int) -> Path:
     root = DATA / f"small-{n}"
     if not root.exists():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -81,20 +80,19 @@ def workbook_bytes(wb, generated_at: str) -> bytes:
 
 def restamp(workbook: bytes, generated_at: str) -> bytes:
     """The workbook's zip with every entry and docProps/core.xml stamped
-    `generated_at` (also how a cached workbook gets this run's time)."""
+    `generated_at` (also how a cached workbook gets this run's time).
+
+    Members are copied compressed as they are and only core.xml is rewritten,
+    so re-stamping a workbook gives the bytes a fresh render at that time
+    gives, whatever compressed its other members."""
+    from auditor.report.xlsx_parts import Package
+
     moment = stamp_from(generated_at)
     iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
     # Zip timestamps cannot go below 1980.
     zip_time = (max(moment.year, 1980), moment.month, moment.day, moment.hour, moment.minute, moment.second)
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(workbook)) as zin, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            data = zin.read(info.filename)
-            if info.filename == "docProps/core.xml":
-                data = re.sub(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", iso, data)
-            entry = zipfile.ZipInfo(info.filename, date_time=zip_time)
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = 0o644 << 16
-            zout.writestr(entry, data)
-    return out.getvalue()
+    pkg = Package(workbook)
+    if "docProps/core.xml" in pkg:
+        pkg.write("docProps/core.xml", re.sub(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", iso,
+                                              pkg.read("docProps/core.xml")))
+    return pkg.save(zip_time)
