@@ -60,7 +60,11 @@ def _shown(value, lang: str) -> str | None:
     return None if value is None else str(value)
 
 
-def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
+def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:
+    """Every rule over the carnet. A rule runs only when each table and column
+    it declares is there; a rule that raises is that rule's `not_checked`
+    (internal error, with the exception's type) and the others still run.
+    `debug` lets the exception through instead (tests and the fuzzer)."""
     catalogue = load_catalogue()
     checks = registered()
     findings: list[Finding] = []
@@ -82,13 +86,26 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
             statuses.append(RuleStatus(code, Status.NOT_CHECKED,
                                        reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
             continue
-        got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]
+        try:
+            got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]
+        except Exception as exc:  # one rule's defect must not take the carnet's other rules with it
+            if debug:
+                raise
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=internal_error(exc, lang)))
+            continue
         findings.extend(got)
         statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
         if "chouette" in spec.passes_over and n_chouette:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
     findings = sort_findings(findings)
-    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes, profile)
+    checked = {r.code for r in statuses if r.status is Status.CHECKED}
+    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings, checked), lang, notes,
+                       profile)
+
+
+def internal_error(exc: BaseException, lang: str) -> str:
+    """An auditor defect as the reports show it: the exception's type and message."""
+    return label("internal_error", lang).format(error=f"{type(exc).__name__}: {exc}")[:300]
 
 
 def _count_coups(carnet: Carnet, kind: str) -> int:
@@ -97,7 +114,7 @@ def _count_coups(carnet: Carnet, kind: str) -> int:
     return int(eq(carnet.df("coups")["type"], kind).sum())
 
 
-def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
+def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:
     from auditor.checks.art66 import levy_totals
 
     by = {s: 0 for s in Severity}
@@ -106,7 +123,9 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
     tables = row_accounting(carnet, findings)
     rejected = sum(t["rejected"] for t in tables.values())
     rows_read = sum(t.rows_read for t in carnet.tables.values())
-    expected, recorded = levy_totals(carnet, profile) if _levy_ready(carnet) else (0, 0)
+    # The levy totals are the levy rules' own figures: shown when both rules ran.
+    ready = {"EC66-01", "EC66-02"} <= checked and _levy_ready(carnet)
+    expected, recorded = levy_totals(carnet, profile) if ready else (0, 0)
 
     def n(table):
         return len(carnet.tables[table].df) if table in carnet.tables else 0

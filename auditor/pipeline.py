@@ -12,7 +12,7 @@ from auditor import __version__
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile
 from auditor.limits import Limits
-from auditor.engine import AuditResult, audit
+from auditor.engine import AuditResult, audit, internal_error
 from auditor.model import Severity, Violation
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
@@ -83,16 +83,17 @@ def plan(paths: list[Path]) -> list[CarnetJob]:
 
 def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
                limits: Limits | None = None) -> AuditResult:
+    # Each rule's own defect is that rule's `not_checked` (the engine); only a
+    # defect of the reader or the normaliser leaves the carnet unaudited.
     try:
         carnet = normalise(read_carnet(path, limits))
-        return audit(carnet, profile, lang)
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:
             raise
         carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
         carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
-            "reason": f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300]})))
-        return audit(carnet, profile, lang)
+            "reason": internal_error(exc, lang)})))
+    return audit(carnet, profile, lang, debug=debug)
 
 
 def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,

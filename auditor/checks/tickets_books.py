@@ -39,12 +39,12 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     books = led.books
     seances = carnet.df("seances")
     seances = seances[seances["seance"].notna() & seances["date"].notna()].drop_duplicates("seance")
-    dates = pd.Series(seances["date"].to_numpy(), index=ints(seances["seance"]))
     pairs = led.book_pairs
-    # As datetimes whatever the frames held (an empty or unreadable column maps to NaN).
-    day = pd.to_datetime(pd.Series(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()]).map(dates),
-                         errors="coerce")
-    since = pd.to_datetime(books["mise_en_service"].iloc[pairs["book"]], errors="coerce")
+    # Days as datetime64 whatever the frames held: a column without any readable
+    # date is all NaT, never a float (an unreadable date is simply not compared).
+    day = pd.Series(_days(seances["date"]).to_numpy(), index=ints(seances["seance"]))
+    day = day.reindex(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()])
+    since = _days(books["mise_en_service"]).iloc[pairs["book"].to_numpy()]
     early = pairs.assign(day=day.to_numpy(), since=since.to_numpy())
     early = early[(early["day"] < early["since"]).fillna(False).to_numpy(bool)]
     # One finding per book, where it was first used too early.
@@ -58,6 +58,10 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
         expected=Day.of(r["since"], "≥ "), found=Day.of(r["day"]),
         params={"date": Day.of(r["day"]), "mise_en_service": Day.of(r["since"]), "book_first": r["book_first"],
                 "book_last": r["book_last"], "valeur_cents": r["valeur"]}))
+
+
+def _days(s: pd.Series) -> pd.Series:
+    return pd.Series(pd.to_datetime(s, errors="coerce"), index=s.index).astype("datetime64[us]")
 
 
 @check("EC83-03", needs=("tickets", "carnets_tickets.paraphe"))
