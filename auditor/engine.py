@@ -81,7 +81,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
         if carnet.unreadable and code != "EC00-01":
             statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("carnet_unreadable", lang)))
             continue
-        missing = [n for n in spec.needs if not carnet.has(n)]
+        missing = missing_needs(carnet, spec.required(carnet.tables))
         if missing:
             statuses.append(RuleStatus(code, Status.NOT_CHECKED,
                                        reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
@@ -101,6 +101,18 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
     checked = {r.code for r in statuses if r.status is Status.CHECKED}
     return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings, checked), lang, notes,
                        profile)
+
+
+def missing_needs(carnet: Carnet, needs: tuple[str, ...]) -> list[str]:
+    """The needs the carnet lacks, as the reason names them: `coups.gagnant`,
+    or the table alone when the whole table is absent."""
+    out: list[str] = []
+    for need in needs:
+        table = need.partition(".")[0]
+        item = table if table not in carnet.tables else need
+        if not carnet.has(need) and item not in out:
+            out.append(item)
+    return out
 
 
 def internal_error(exc: BaseException, lang: str) -> str:

@@ -14,10 +14,11 @@ from auditor.chouette import ordered_coups
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS
 
 
 
-@check("EC63-01", needs=("mises",))
+@check("EC63-01", needs=("mises.montant",))
 def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` and `restitue` are multiples of 0.10 €.
 
@@ -34,7 +35,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
 
-@check("EC63-02", needs=("mises",))
+@check("EC63-02", needs=("mises.montant",))
 def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` ≥ 0.10 €; 0 ≤ `restitue` ≤ `montant`.
 
@@ -101,7 +102,7 @@ def _holders(carnet: Carnet) -> pd.DataFrame:
     return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
 
 
-@check("EC63-03", needs=("coups", "mises", "fiches"))
+@check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date", "seances.seance,date"))
 def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every stake shows a fiche registered for its séance, dated the séance's day.
 
@@ -144,7 +145,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "first_coup": r["coup"]}))
 
 
-@check("EC63-04", needs=("coups", "fiches"))
+@check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))
 def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Both card holders have a fiche of the séance, inscribed to hold the cards.
 
@@ -169,7 +170,7 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
         found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
 
 
-@check("EC63-05", needs=("coups",))
+@check("EC63-05", needs=("coups.seance,coup,type,joueur_a,joueur_b,gagnant",))
 def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The loser of a coup does not hold the cards at the next coup of the séance.
 
@@ -192,7 +193,7 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         found=str(r["loser"]), params={"joueur": r["loser"], "prev_coup": r["prev_coup"]}))
 
 
-@check("EC63-06", needs=("coups", "fiches.tenir_cartes"))
+@check("EC63-06", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche,tenir_cartes"))
 def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Players taking the cards for the first time in a séance come in order of inscription.
 
@@ -223,7 +224,7 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
 _DECK_SEPARATORS = r"[\s,;]+"
 
 
-@check("EC63-07", needs=("seances.jeux",))
+@check("EC63-07", needs=("seances.seance,jeux",))
 def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each séance lists three distinct decks, none used in an earlier séance.
 
@@ -252,7 +253,7 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
         params={"deck": r["deck"], "earlier": r["earlier"]}))
 
 
-@check("EC63-08", needs=("fiches",))
+@check("EC63-08", needs=("fiches.seance,fiche",))
 def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The fiches of a séance are numbered 1, 2, 3 … without gap or duplicate.
 

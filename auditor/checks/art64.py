@@ -13,6 +13,7 @@ from auditor.checks._util import emit, records, sequence_breaks
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
@@ -31,7 +32,7 @@ def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator
                                 "count": (r["last"] - r["first"] + 1) if missing else 1})
 
 
-@check("EC64-01", needs=("coups",))
+@check("EC64-01", needs=(COUP_KEYS,))
 def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Coup numbers of a séance run 1, 2, 3 … in row order.
 
@@ -42,7 +43,7 @@ def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     return _breaks(carnet.df("coups"), ["seance"], "coup", "coups")
 
 
-@check("EC64-02", needs=("mises",))
+@check("EC64-02", needs=("mises.seance,coup,rang",))
 def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The `rang` of a coup's stakes runs 1 … k in row order.
 
@@ -61,7 +62,7 @@ def _verifiable(carnet: Carnet, kind: str) -> pd.DataFrame:
     return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
 
 
-@check("EC64-03", needs=("coups", "mises"))
+@check("EC64-03", needs=("coups.type,total_a,total_b", *STAKES))
 def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each recorded side total equals the sum held on that side (with the chouette's part, in chouette).
 
@@ -82,7 +83,7 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
                         "sur_chouette_cents": r["sur_chouette"]}))
 
 
-@check("EC64-04", needs=("coups", "mises"))
+@check("EC64-04", needs=("coups.type", *STAKES))
 def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The two masses are equal once the excess is returned; a chouette holds between 0 and its amount.
 
@@ -112,7 +113,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
 
 
-@check("EC64-05", needs=("coups", "mises"))
+@check("EC64-05", needs=("mises.rang", *STAKES))
 def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The excess goes back to the last inscribed bettors of the heavier side only.
 
@@ -168,7 +169,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
 
-@check("EC64-06", needs=("carnet",))
+@check("EC64-06", needs=("carnet.table,date_debut", "seances.date"))
 def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cover gives the table number and the start date; no séance precedes it.
 
@@ -194,7 +195,7 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
 
 
-@check("EC64-07", needs=("seances.timbre",))
+@check("EC64-07", needs=("seances.date,timbre",))
 def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each séance bears the date stamp, showing the séance's date.
 
@@ -214,7 +215,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
 
 
-@check("EC64-08", needs=("seances",))
+@check("EC64-08", needs=("seances.seance,date",))
 def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Séance numbers are unique and a higher number never has an earlier date.
 
@@ -238,7 +239,7 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
         params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
 
 
-@check("EC64-09", needs=("coups", "mises"))
+@check("EC64-09", needs=(COUP_KEYS, "mises.seance,coup"))
 def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every coup has at least one stake.
 

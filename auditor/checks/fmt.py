@@ -13,6 +13,7 @@ from auditor.checks._util import emit
 from auditor.frames import shared_codes
 from auditor.model import Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS
 
 
 @check("EC00-01")
@@ -44,7 +45,7 @@ def _orphans(child: pd.DataFrame, parent: pd.DataFrame, keys: list[str]) -> pd.D
     return c[~np.isin(child_codes, parent_codes)]
 
 
-@check("EC00-03", needs=("coups",))
+@check("EC00-03", needs=(COUP_KEYS, "mises.seance,coup", "tickets.seance,coup", "seances.seance"))
 def references_resolve(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Stakes and tickets refer to a recorded coup; coups to a recorded séance.
 

@@ -13,6 +13,7 @@ from auditor.checks._util import emit
 from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.checks._needs import STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
 
@@ -23,7 +24,7 @@ def _coups_keys(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return df.assign(**{k: ints(df[k]) for k in keys})
 
 
-@check("EC661-01", needs=("coups", "tickets"))
+@check("EC661-01", needs=("coups.prelevement", *STAKES, TICKETS))
 def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The tickets detached for a coup and phase add up to the recorded levy.
 
@@ -50,7 +51,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
             params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
 
 
-@check("EC661-02", needs=("tickets",))
+@check("EC661-02", needs=(TICKETS,))
 def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A coup's tickets (per phase) are the fewest that make their amount with the séance's values.
 
@@ -82,7 +83,7 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"count": r["count"], "fewest": r["fewest"], "face_cents": r["face"]}))
 
 
-@check("EC59-01", needs=("tickets",))
+@check("EC59-01", needs=(TICKETS,))
 def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No more than three ticket values are used at the table in one séance.
 
@@ -104,7 +105,7 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
         params={"count": r["n"], "max": most, "valeur_cents": r["valeur_cents"]}))
 
 
-@check("EC561-03", needs=("tickets", "seances.cagnotte"))
+@check("EC561-03", needs=(TICKETS, "seances.seance,cagnotte"))
 def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cagnotte counted for a séance equals the face value of the tickets detached in it.
 

@@ -12,10 +12,11 @@ from auditor.checks._util import emit
 from auditor.checks.tickets import ints, ledger, texts
 from auditor.model import Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import BOOKS, TICKETS
 
 
 
-@check("EC561-01", needs=("tickets", "carnets_tickets"))
+@check("EC561-01", needs=(TICKETS, BOOKS, "carnets_tickets.mise_en_service", "seances.seance,date"))
 def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every ticket comes from a book registered for the table, put in service before the ticket is detached.
 
@@ -64,7 +65,7 @@ def _days(s: pd.Series) -> pd.Series:
     return pd.Series(pd.to_datetime(s, errors="coerce"), index=s.index).astype("datetime64[us]")
 
 
-@check("EC83-03", needs=("tickets", "carnets_tickets.paraphe"))
+@check("EC83-03", needs=(TICKETS, BOOKS, "carnets_tickets.paraphe"))
 def tickets_from_paraphed_books(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No ticket is detached from a book marked as lacking the paraphe.
 

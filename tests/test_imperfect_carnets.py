@@ -1,0 +1,135 @@
+"""Systematic tests over imperfect carnets: compliant generated carnets of
+both kinds (simple only, with chouette runs) in both containers (CSV folder,
+workbook), each spoiled in one way at a time.
+
+- a missing column or table: EC00-01 only, and exactly the rules that declare
+  it `not_checked` (every other rule keeps its status and its findings);
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import ecarte_schemas
+from auditor.catalogue import load_profile
+from auditor.generate import COLUMNS, Spec, generate, write_csv_folder, write_xlsx
+from auditor.model import Status
+from auditor.pipeline import audit_path
+from auditor.registry import registered
+
+PROFILE = load_profile()
+KINDS = {"simple": False, "chouette": True}
+CONTAINERS = ("csv", "xlsx")
+
+
+def write(tables, folder: Path, container: str, columns=None) -> Path:
+    if container == "xlsx":
+        return write_xlsx(tables, folder / "carnet.xlsx", columns=columns)
+    return write_csv_folder(tables, folder / "carnet", columns=columns)
+
+
+def compliant(kind: str, seed: int = 5):
+    return generate(Spec(seances=2, coups=7, mises=4, seed=seed, chouette=KINDS[kind]))
+
+
+def findings_by_code(result) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for f in result.findings:
+        out.setdefault(f.code, []).append((f.seance, f.coup, f.rang, f.table, f.row, f.column, f.message,
+                                           f.impact_cents))
+    return out
+
+
+def statuses(result) -> dict[str, Status]:
+    return {r.code: r.status for r in result.rules}
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory):
+    """The audit of each compliant carnet, untouched (kind, container) → result."""
+    out = {}
+    for kind in KINDS:
+        for container in CONTAINERS:
+            folder = tmp_path_factory.mktemp(f"base-{kind}-{container}")
+            out[kind, container] = audit_path(write(compliant(kind), folder, container), PROFILE, debug=True)
+    return out
+
+
+def test_baselines_are_compliant(baselines):
+    for result in baselines.values():
+        assert {f.code for f in result.findings} <= {"EC83-02"}   # info: books still in progress
+        assert {c for c, s in statuses(result).items() if s is not Status.CHECKED} == set()
+
+
+# -- missing columns and tables ---------------------------------------------------
+
+def declared_columns() -> list[tuple[str, str, bool]]:
+    """(table, source column, required) for every column a table must have, and
+    every optional column some rule declares it needs (an optional column with
+    a default, such as `restitue`, is read as its default when absent)."""
+    needs = {n for spec in registered().values() for n in spec.needs + spec.needs_if_present}
+    out = []
+    for table, schema in ecarte_schemas.MODELS.items():
+        for field, column in schema.columns.items():
+            meta = column.metadata
+            source = meta.get("source") or field
+            if meta.get("required") or f"{table}.{source}" in needs:
+                out.append((table, source, bool(meta.get("required"))))
+    return out
+
+
+def needing(item: str) -> set[str]:
+    """Codes whose declared needs include `item`: a column (needed always, or
+    when its table is there), or any column of a table (needed always)."""
+    table, dot, _ = item.partition(".")
+    return {code for code, spec in registered().items()
+            if any(n == item or (not dot and n.partition(".")[0] == table)
+                   for n in spec.needs + (spec.needs_if_present if dot else ()))}
+
+
+def check_missing(base, result, item: str, ec00_01: int) -> None:
+    lost = needing(item)
+    got, want = statuses(result), statuses(base)
+    for code in lost:
+        assert got[code] is Status.NOT_CHECKED, f"{code} reads {item} but was {got[code]}"
+        reason = next(r.reason for r in result.rules if r.code == code)
+        assert f"{item} absent" in reason, reason
+    assert {c: s for c, s in got.items() if c not in lost} == {c: s for c, s in want.items() if c not in lost}
+    b, r = findings_by_code(base), findings_by_code(result)
+    assert len(r.pop("EC00-01", [])) == ec00_01
+    # The rules that do not read what is missing give exactly what they gave before.
+    assert r == {c: f for c, f in b.items() if c not in lost}
+
+
+def each_kind_and_container(items):
+    """Every item on both kinds of carnet, the container alternating item by
+    item: each item is seen in both containers and both kinds, every pair of
+    kind and container is seen, at half the cost of all four."""
+    return [(kind, CONTAINERS[(i + k) % 2], *item) for i, item in enumerate(items) for k, kind in enumerate(KINDS)]
+
+
+COLUMN_CASES = each_kind_and_container(declared_columns())
+
+
+@pytest.mark.parametrize("kind, container, table, column, required", COLUMN_CASES,
+                         ids=[f"{k}-{c}-{t}.{col}" for k, c, t, col, _ in COLUMN_CASES])
+def test_a_missing_column_gives_ec00_01_only_and_its_rules_not_checked(kind, container, table, column, required,
+                                                                       baselines, tmp_path):
+    columns = {**COLUMNS, table: [c for c in COLUMNS[table] if c != column]}
+    result = audit_path(write(compliant(kind), tmp_path, container, columns), PROFILE, debug=True)
+    check_missing(baselines[kind, container], result, f"{table}.{column}", 1 if required else 0)
+
+
+TABLE_CASES = each_kind_and_container([(t,) for t in ecarte_schemas.MODELS])
+
+
+@pytest.mark.parametrize("kind, container, table", TABLE_CASES, ids=[f"{k}-{c}-{t}" for k, c, t in TABLE_CASES])
+def test_a_missing_table_gives_ec00_01_only_and_its_rules_not_checked(kind, container, table, baselines,
+                                                                      tmp_path):
+    tables = {name: rows for name, rows in compliant(kind).items() if name != table}
+    result = audit_path(write(tables, tmp_path, container), PROFILE, debug=True)
+    required = table in ecarte_schemas.REQUIRED_TABLES
+    check_missing(baselines[kind, container], result, table, 1 if required else 0)
