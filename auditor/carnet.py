@@ -86,13 +86,43 @@ class Carnet:
         """Rows of `table` whose `field_name` cell could not be read (an EC00-02).
 
         A <NA> there means "unreadable", not "empty": rules that report a
-        missing value skip those rows.
+        missing value skip those rows (a required cell left empty is empty).
         """
         t = self.tables[table]
         source = t.source_column(field_name)
         rows = {v.row for code, v in self.problems
-                if code == "EC00-02" and v.table == table and v.column == source}
+                if code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"}
         return t.df["_row"].isin(rows).astype(bool)
+
+    def unreadable_rows(self, table: str, *fields: str) -> pd.Series:
+        """Rows of `table` with an unreadable or empty required cell in any of
+        `fields`: rows whose value there is unknown."""
+        t = self.tables[table]
+        sources = {t.source_column(f) for f in fields}
+        rows = {v.row for code, v in self.problems
+                if code == "EC00-02" and v.table == table and v.column in sources}
+        return t.df["_row"].isin(rows).astype(bool)
+
+    def could_be(self, table: str, keys: list[str], target: pd.DataFrame) -> pd.Series:
+        """Rows of `target` that a row of `table` with an unreadable key could
+        belong to: the row's readable keys match, its unreadable ones match
+        anything. A stake whose coup number cannot be read may be any coup of
+        its séance; a rule that totals a coup's rows cannot total those."""
+        t = self.df(table)
+        blind = self.unreadable_rows(table, *keys).to_numpy()
+        out = pd.Series(False, index=target.index)
+        if not blind.any():
+            return out
+        rows = t.loc[blind, keys].drop_duplicates()
+        for pattern in rows.isna().drop_duplicates().itertuples(index=False):
+            # One pass per pattern of unreadable keys (at most 2^len(keys)), never per row.
+            known = [k for k, missing in zip(keys, pattern) if not missing]
+            sel = rows[(rows.isna().to_numpy() == list(pattern)).all(axis=1)]
+            if not known:
+                return pd.Series(True, index=target.index)
+            match = target[known].merge(sel[known].drop_duplicates(), how="left", on=known, indicator=True)
+            out |= (match["_merge"] == "both").to_numpy()
+        return out
 
     @property
     def cover(self) -> dict:
@@ -127,7 +157,8 @@ class Carnet:
 
         held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
         n_mises: how many stake rows; unverifiable: a stake of the coup has an
-        unreadable amount or side (mass and levy rules skip the coup);
+        unreadable amount or side, or a stake whose séance or coup cannot be
+        read may be the coup's (mass and levy rules skip the coup);
         sur_chouette = held_b − held_a (chouette: what the chouette holds
         against the pontes); mass_a / mass_b: the masses of spec § Derived.
 
@@ -168,6 +199,9 @@ class Carnet:
         out["held_b"] = out["held_b"].astype("Int64")
         out["n_mises"] = out["n_mises"].fillna(0).astype("int64")
         out["unverifiable"] = out["unverifiable"].astype("boolean").fillna(False).astype(bool)
+        if "mises" in self.tables:
+            # A stake whose séance or coup cannot be read may belong to the coup: its sums are unknown.
+            out["unverifiable"] |= self.could_be("mises", ["seance", "coup"], coups).to_numpy()
         out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
         chouette = eq(out["type"], "chouette")
         out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])

@@ -4,6 +4,8 @@ workbook), each spoiled in one way at a time.
 
 - a missing column or table: EC00-01 only, and exactly the rules that declare
   it `not_checked` (every other rule keeps its status and its findings);
+- one unreadable cell in any typed column: its EC00-02, the row counted as
+  rejected, and no other new finding (KNOCK_ON lists what may follow);
 """
 
 from __future__ import annotations
@@ -133,3 +135,58 @@ def test_a_missing_table_gives_ec00_01_only_and_its_rules_not_checked(kind, cont
     result = audit_path(write(tables, tmp_path, container), PROFILE, debug=True)
     required = table in ecarte_schemas.REQUIRED_TABLES
     check_missing(baselines[kind, container], result, table, 1 if required else 0)
+
+
+# -- unreadable cells --------------------------------------------------------------
+
+# The only findings besides the cell's EC00-02 that one unreadable cell may give
+# in a compliant carnet, per column (docs/interpretations.md, "Unreadable cells"):
+# none. A value that cannot be read is left out of every rule, and a rule that
+# would count the row (a coup's stakes, a series of numbers, a register) leaves
+# out what the row may belong to; a new knock-on finding fails this test.
+KNOCK_ON: dict[str, set[str]] = {}
+UNREADABLE = {"int": "x7", "amount": "douze", "date": "31/02/2026", "enum": "zz"}
+
+
+def typed_columns() -> list[tuple[str, str, str]]:
+    """(table, source column, kind) of every column that can hold an unreadable cell."""
+    return [(table, column.metadata.get("source") or field, column.metadata["kind"])
+            for table, schema in ecarte_schemas.MODELS.items() for field, column in schema.columns.items()
+            if column.metadata["kind"] in UNREADABLE]
+
+
+def spoil(tables, table: str, column: str, text: str) -> int:
+    """Write `text` in one cell of `column`: a filled cell near the middle of the
+    table. Returns the source row (header = 1)."""
+    rows = tables[table]
+    filled = [i for i, r in enumerate(rows) if r.get(column) not in (None, "")] or list(range(len(rows)))
+    i = filled[len(filled) // 2]
+    rows[i] = {**rows[i], column: text}
+    return i + 2
+
+
+def new_findings(base, result) -> list[tuple]:
+    before = {(f.code, f.seance, f.coup, f.rang, f.table, f.row, f.column, f.impact_cents) for f in base.findings}
+    return [k for k in ((f.code, f.seance, f.coup, f.rang, f.table, f.row, f.column, f.impact_cents)
+                        for f in result.findings) if k not in before]
+
+
+CELL_CASES = each_kind_and_container(typed_columns())
+
+
+@pytest.mark.parametrize("kind, container, table, column, type_", CELL_CASES,
+                         ids=[f"{k}-{c}-{t}.{col}" for k, c, t, col, _ in CELL_CASES])
+def test_one_unreadable_cell_gives_ec00_02_and_only_the_allowed_knock_on(kind, container, table, column, type_,
+                                                                         baselines, tmp_path):
+    tables = compliant(kind)
+    row = spoil(tables, table, column, UNREADABLE[type_])
+    result = audit_path(write(tables, tmp_path, container), PROFILE, debug=True)
+    new = new_findings(baselines[kind, container], result)
+    cell = [f for f in new if f[0] == "EC00-02"]
+    assert [(f[4], f[5]) for f in cell] == [(table, row)], new
+    others = sorted({f[0] for f in new if f[0] != "EC00-02"})
+    assert set(others) <= KNOCK_ON.get(f"{table}.{column}", set()), new
+    assert all(s is Status.CHECKED for s in statuses(result).values())
+    # The report counts the row as rejected.
+    before = baselines[kind, container].summary["tables"][table]["rejected"]
+    assert result.summary["tables"][table]["rejected"] == before + 1

@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, records, sequence_breaks
+from auditor.checks._util import emit, fillable, records, sequence_breaks
 from auditor.chouette import ordered_coups
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
@@ -102,7 +102,8 @@ def _holders(carnet: Carnet) -> pd.DataFrame:
     return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
 
 
-@check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date", "seances.seance,date"))
+@check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date"),
+       needs_if_present=("seances.seance,date",))
 def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every stake shows a fiche registered for its séance, dated the séance's day.
 
@@ -215,6 +216,14 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
         at_coup["seance"], sort=False).shift()
     new = new.merge(at_coup[["seance", "pos", "before"]], on=["seance", "pos"], how="left")
     late = new[(new["tenir_cartes"] < new["before"]).fillna(False).astype(bool)]
+    # After a card holder that cannot be read, who came first is unknown: the hidden
+    # player may be the newcomer a later one seems to overtake.
+    c = ordered_coups(carnet)
+    blind = c[carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").loc[c.index].to_numpy()]
+    if len(blind):
+        since = blind.groupby("seance")["pos"].min()
+        limit = late["seance"].map(since)
+        late = late[~(late["pos"] >= limit).fillna(False).to_numpy(bool)]
     yield from emit(late, lambda r: Violation(
         table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
         expected=f"≥ {r['before']}", found=str(r["tenir_cartes"]),
@@ -263,7 +272,7 @@ def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     """
     breaks = sequence_breaks(carnet.df("fiches"), ["seance"], "fiche")
     # Row order of the register is free: only duplicates and missing numbers matter.
-    breaks = breaks[breaks["kind"] != "order"]
+    breaks = breaks[(breaks["kind"] != "order").to_numpy() & ~fillable(breaks, carnet, "fiches", ["seance"], "fiche")]
     for r in records(breaks):
         missing = r["kind"] in ("gap", "start")
         yield Violation(table="fiches", row=r["_row"], column="fiche", seance=r["seance"], kind=r["kind"],

@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet, per_carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, records, sequence_breaks
+from auditor.checks._util import emit, fillable, records, sequence_breaks
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -17,8 +17,9 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator[Violation]:
-    for r in records(sequence_breaks(df, keys, col)):
+def _breaks(carnet: Carnet, keys: list[str], col: str, table: str) -> Iterator[Violation]:
+    breaks = sequence_breaks(carnet.df(table), keys, col)
+    for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
         number = r["first"] if missing else r["found"]
@@ -40,7 +41,7 @@ def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Non-compliant: séance 2 jumps from coup 13 to coup 15.
     Compliant: séance 2 numbers its coups 1 … 40 without gap or repeat.
     """
-    return _breaks(carnet.df("coups"), ["seance"], "coup", "coups")
+    return _breaks(carnet, ["seance"], "coup", "coups")
 
 
 @check("EC64-02", needs=("mises.seance,coup,rang",))
@@ -51,7 +52,7 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     Non-compliant: ranks 1, 2, 4 in one coup.
     Compliant: ranks 1, 2, 3.
     """
-    return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
+    return _breaks(carnet, ["seance", "coup"], "rang", "mises")
 
 
 @per_carnet
@@ -169,7 +170,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
 
-@check("EC64-06", needs=("carnet.table,date_debut", "seances.date"))
+@check("EC64-06", needs=("carnet.table,date_debut",), needs_if_present=("seances.date",))
 def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cover gives the table number and the start date; no séance precedes it.
 
@@ -182,7 +183,8 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     row = next(records(cover))
     for field, kind in (("table", "no_table"), ("date_debut", "no_date")):
-        if row[field] is None:
+        # An unreadable cell is its EC00-02, not a missing table number or date.
+        if row[field] is None and not carnet.unreadable_cells("carnet", field).iat[0]:
             yield Violation(table="carnet", row=row["_row"], column=field, kind=kind)
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
@@ -204,7 +206,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    missing = s[s["timbre"].isna()]
+    missing = s[s["timbre"].isna() & ~carnet.unreadable_cells("seances", "timbre")]
     yield from emit(missing, lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
@@ -248,6 +250,6 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = carnet.coup_amounts
-    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna()]
+    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

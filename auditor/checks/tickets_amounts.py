@@ -32,11 +32,18 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: 1,50 € recorded, tickets for 1,00 € detached.
     Compliant: 1,50 € recorded, one 1 € ticket and five 0,10 € tickets.
     """
-    # A phase with a run whose value, numbers or phase cannot be read is unverifiable.
-    faces = ledger(carnet, profile).by_phase[["seance", "coup", "phase", "face", "unreadable"]]
+    # A coup with a run whose value, numbers or phase cannot be read is unverifiable
+    # (a run of unknown phase may belong to either), and so is a coup that a run of
+    # unreadable séance or coup may belong to.
+    groups = ledger(carnet, profile).by_phase
+    faces = groups[["seance", "coup", "phase", "face", "unreadable"]]
+    bad = faces.loc[faces["unreadable"].to_numpy(bool), ["seance", "coup"]].drop_duplicates()
     coups = carnet.df("coups")
-    coups = coups[~carnet.coup_amounts["unverifiable"].to_numpy(bool)]
+    coups = coups[~(carnet.coup_amounts["unverifiable"].to_numpy(bool)
+                    | carnet.could_be("tickets", ["seance", "coup"], coups).to_numpy())]
     coups = _coups_keys(coups, ["seance", "coup"])
+    in_bad = coups[["seance", "coup"]].merge(bad, how="left", on=["seance", "coup"], indicator=True)
+    coups = coups[(in_bad["_merge"] != "both").to_numpy()]
     for code, phase in enumerate(PHASES):
         column = PHASE_LEVY[phase]
         rec = coups.loc[coups[column].notna(), ["seance", "coup", "_row", column]].rename(columns={column: "recorded"})
@@ -115,7 +122,9 @@ def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Viola
     """
     r = ledger(carnet, profile).rows
     per = r[r["seance"] != NA_INT].groupby("seance").agg(face=("face", "sum"), readable=("readable", "min"))
-    s = _coups_keys(carnet.df("seances"), ["seance"])
+    s = carnet.df("seances")
+    # A ticket row whose séance cannot be read may be any séance's.
+    s = _coups_keys(s[~carnet.could_be("tickets", ["seance"], s).to_numpy()], ["seance"])
     s = s[s["cagnotte_cents"].notna()]
     m = s.merge(per, how="left", left_on="seance", right_index=True)
     m["face"] = m["face"].fillna(0).astype("int64")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
@@ -16,7 +17,8 @@ from auditor.checks._needs import BOOKS, TICKETS
 
 
 
-@check("EC561-01", needs=(TICKETS, BOOKS, "carnets_tickets.mise_en_service", "seances.seance,date"))
+@check("EC561-01", needs=(TICKETS, BOOKS, "carnets_tickets.mise_en_service"),
+       needs_if_present=("seances.seance,date",))
 def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every ticket comes from a book registered for the table, put in service before the ticket is detached.
 
@@ -27,6 +29,14 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     led = ledger(carnet, profile)
     s, e = led.outside
     valeur = led.valeur(s)
+    # A register row whose value or first number cannot be read may be the book these
+    # tickets came from: outside findings of its value (of any value, if the value is unreadable).
+    reg = carnet.df("carnets_tickets")
+    blind = carnet.unreadable_rows("carnets_tickets", "valeur_cents", "premier").to_numpy()
+    if blind.any():
+        unknown = reg.loc[blind, "valeur_cents"]
+        keep = np.zeros(len(s), bool) if unknown.isna().any() else ~np.isin(valeur, ints(unknown))
+        s, e, valeur = s[keep], e[keep], valeur[keep]
     out = led.located(led.covering(s), first=led.number(s), last=led.number(e), valeur=valeur)
     yield from emit(out, lambda r: Violation(
         table="tickets", row=r["_row"], column="premier", seance=r["seance"], coup=r["coup"],
