@@ -142,6 +142,17 @@ class Carnet:
             "date_debut": None if d is None else d.date().isoformat(),
         }
 
+    @cached_property
+    def repeated_coups(self) -> pd.Series:
+        """Rows of `coups` whose (séance, coup) is written on more than one row."""
+        c = self.df("coups")
+        known = (c["seance"].notna() & c["coup"].notna()).to_numpy()
+        out = np.zeros(len(c), dtype=bool)
+        if known.any():
+            code = shared_codes(c[known])[0]
+            out[known] = pd.Series(code).duplicated(keep=False).to_numpy()
+        return pd.Series(out, index=c.index)
+
     # -- derived amounts (defined once) -------------------------------------
     @cached_property
     def chouette_state(self) -> pd.DataFrame:
@@ -158,7 +169,8 @@ class Carnet:
         held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
         n_mises: how many stake rows; unverifiable: a stake of the coup has an
         unreadable amount or side, or a stake whose séance or coup cannot be
-        read may be the coup's (mass and levy rules skip the coup);
+        read may be the coup's, or the coup's number is repeated (mass, levy
+        and ticket rules skip the coup);
         sur_chouette = held_b − held_a (chouette: what the chouette holds
         against the pontes); mass_a / mass_b: the masses of spec § Derived.
 
@@ -202,6 +214,9 @@ class Carnet:
         if "mises" in self.tables:
             # A stake whose séance or coup cannot be read may belong to the coup: its sums are unknown.
             out["unverifiable"] |= self.could_be("mises", ["seance", "coup"], coups).to_numpy()
+        # Two coup rows with one (séance, coup) would pool their stakes and tickets:
+        # EC64-01 reports the repeat, no amount is computed from the pool.
+        out["unverifiable"] |= self.repeated_coups.to_numpy()
         out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
         chouette = eq(out["type"], "chouette")
         out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])

@@ -148,10 +148,32 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked:
         "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
         "rows_read": rows_read, "rows_rejected": rejected,
         "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
-        "impact_cents": int(sum(f.impact_cents for f in findings if f.impact_cents > 0)),
+        "impact_cents": total_at_stake(findings),
         "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
         "tables": tables,
     }
+
+
+# A lost ticket is both a levy without its tickets (EC661-01) and a number missing
+# from its value's series (EC83-01): the same cents, told twice.
+SAME_LOSS = ("EC661-01", "EC83-01")
+
+
+def total_at_stake(findings: list[Finding]) -> int:
+    """The money at stake, each cent once: the positive impacts of the
+    findings, except that per séance the levy recorded without its tickets
+    (EC661-01) and the tickets missing from the series (EC83-01) count as the
+    larger of the two, not both (docs/interpretations.md, "Money at stake")."""
+    total = 0
+    per_seance: dict[object, list[int]] = {}
+    for f in findings:
+        if f.impact_cents <= 0:
+            continue
+        if f.code in SAME_LOSS:
+            per_seance.setdefault(f.seance, [0, 0])[SAME_LOSS.index(f.code)] += f.impact_cents
+        else:
+            total += f.impact_cents
+    return int(total + sum(max(pair) for pair in per_seance.values()))
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:

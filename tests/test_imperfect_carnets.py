@@ -190,3 +190,96 @@ def test_one_unreadable_cell_gives_ec00_02_and_only_the_allowed_knock_on(kind, c
     # The report counts the row as rejected.
     before = baselines[kind, container].summary["tables"][table]["rejected"]
     assert result.summary["tables"][table]["rejected"] == before + 1
+
+
+# -- numbering: repeated coups, rows out of order ------------------------------------
+
+def renumber(tables, seance: int, old: int, new: int) -> None:
+    for name in ("coups", "mises", "tickets"):
+        for r in tables[name]:
+            if r["seance"] == seance and r["coup"] == old:
+                r["coup"] = new
+
+
+@pytest.mark.parametrize("kind, container", [("simple", "csv"), ("chouette", "xlsx")])
+def test_a_repeated_coup_number_is_ec64_01_and_no_pooled_money(kind, container, baselines, tmp_path):
+    tables = compliant(kind)
+    first = tables["coups"][0]["seance"]
+    renumber(tables, first, 3, 2)       # two coups numbered 2, with their stakes and tickets
+    result = audit_path(write(tables, tmp_path, container), PROFILE, debug=True)
+    new = new_findings(baselines[kind, container], result)
+    assert {f[0] for f in new} == {"EC64-01"}, new
+    assert sorted((f[2], f[4]) for f in new) == [(2, "coups"), (3, "coups")]   # the repeat, the missing 3
+    assert result.summary["levy_expected_cents"] == result.summary["levy_recorded_cents"]
+    assert all(f.impact_cents == 0 for f in result.findings)
+
+
+def shuffled(tables, rng: random.Random):
+    out = {}
+    for name, rows in tables.items():
+        rows = list(rows)
+        if name != "carnet":
+            rng.shuffle(rows)
+        out[name] = rows
+    return out
+
+
+def play_findings(result) -> list[tuple]:
+    """What a finding says of the play, not of the rows: code, séance, coup, rang
+    (row order only decides EC64-01 and EC64-02's "out of order")."""
+    return sorted((f.code, f.seance or 0, f.coup or 0, f.rang or 0) for f in result.findings
+                  if f.code not in ("EC64-01", "EC64-02"))
+
+
+SHUFFLE_SEEDS = [(seed, kind, CONTAINERS[seed % 2]) for seed in range(4) for kind in KINDS]
+
+
+@pytest.mark.parametrize("seed, kind, container", SHUFFLE_SEEDS)
+def test_rows_shuffled_give_the_same_findings(seed, kind, container, tmp_path):
+    from auditor.breaches import INJECTORS, CannotInject, inject
+
+    rng = random.Random()           # a new shuffle each run: any order must do
+    tables = compliant(kind, seed=seed)
+    codes = random.Random(seed).sample(sorted(INJECTORS), 3)
+    for code in codes:              # a few breaches, so that there is something to find
+        try:
+            inject(tables, [code], seed=seed)
+        except CannotInject:
+            pass
+    straight = audit_path(write(tables, tmp_path / "a", container), PROFILE, debug=True)
+    mixed = audit_path(write(shuffled(tables, rng), tmp_path / "b", container), PROFILE, debug=True)
+    assert play_findings(mixed) == play_findings(straight)
+    assert straight.summary["levy_expected_cents"] == mixed.summary["levy_expected_cents"]
+
+
+# -- money at stake ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, container", [("simple", "xlsx"), ("chouette", "csv")])
+def test_a_lost_ticket_counts_once_in_the_total(kind, container, baselines, tmp_path):
+    tables = compliant(kind)
+    runs = [r for r in tables["tickets"] if r["valeur"] == 10]
+    # A 0,10 € ticket lost at a coup whose séance detaches 0,10 € tickets again later.
+    lost = next(r for i, r in enumerate(runs[:-1]) if r["dernier"] > r["premier"]
+                and runs[i + 1]["seance"] == r["seance"])
+    lost["dernier"] -= 1
+    seance = next(s for s in tables["seances"] if s["seance"] == lost["seance"])
+    seance["cagnotte"] -= 10
+    result = audit_path(write(tables, tmp_path, container), PROFILE, debug=True)
+    new = new_findings(baselines[kind, container], result)
+    assert sorted((f[0], f[7]) for f in new) == [("EC661-01", 10), ("EC83-01", 10)], new
+    assert result.summary["impact_cents"] - baselines[kind, container].summary["impact_cents"] == 10
+    html = (tmp_path / "r.html")
+    from auditor.report import html_report
+    html.write_text(html_report.render_report(result, "c", "2026-01-01T00:00:00Z", findings_file=None))
+    assert "chaque centime une fois" in html.read_text()
+
+
+def test_other_impacts_add_up():
+    from auditor.engine import total_at_stake
+    from auditor.model import Finding, Severity
+
+    def f(code, seance, cents):
+        return Finding(code, Severity.ERROR, "", "", None, None, None, None, seance, 1, None, None, None, cents)
+
+    assert total_at_stake([f("EC66-01", 1, 50), f("EC661-01", 1, 10), f("EC83-01", 1, 10),
+                           f("EC83-01", 2, 30), f("EC661-01", 3, 20), f("EC66-02", 2, -40)]) == 50 + 10 + 30 + 20

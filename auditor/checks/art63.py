@@ -114,8 +114,11 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     reg, uncertain = _register(carnet)
     m = carnet.df("mises")
     m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
-    if not m["_row"].is_monotonic_increasing:
-        m = m.sort_values("_row", kind="stable")
+    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
+    order = np.lexsort((m["_row"].to_numpy(), m["rang"].to_numpy(np.int64, na_value=0), m["coup"].to_numpy(np.int64),
+                        m["seance"].to_numpy(np.int64)))
+    if not np.all(np.diff(order) > 0):
+        m = m.iloc[order]
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     known = carnet.df("coups")[["seance", "coup"]].dropna()
     in_coups, coup_codes = shared_codes(m, known)
@@ -185,8 +188,9 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     loser = prev["joueur_b"].where(eq(prev["gagnant"], "a"), prev["joueur_a"].where(eq(prev["gagnant"], "b")))
     # A chouetteur who lost may hold the cards at the next coup only as chouetteur again.
     chouetteur_again = (eq(prev["type"], "chouette") & eq(prev["gagnant"], "b") & eq(c["type"], "chouette"))
-    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again
-    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool)
+    # Only the coup numbered right after: across a gap, a repeated or an unreadable number it cannot be told.
+    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again & c["follows"]
+    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool) & c["follows"]
     hit = c.assign(loser=loser, prev_coup=prev["coup"],
                    column=pd.Series("joueur_a", index=c.index).where(at_a, "joueur_b"))[at_a | at_b]
     yield from emit(hit, lambda r: Violation(

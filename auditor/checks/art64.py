@@ -17,8 +17,18 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _breaks(carnet: Carnet, keys: list[str], col: str, table: str) -> Iterator[Violation]:
-    breaks = sequence_breaks(carnet.df(table), keys, col)
+def _repeated(carnet: Carnet) -> pd.DataFrame:
+    c = carnet.df("coups")
+    return c.loc[carnet.repeated_coups.to_numpy(), ["seance", "coup"]].drop_duplicates()
+
+
+def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
+            skip: pd.DataFrame | None = None) -> Iterator[Violation]:
+    df = carnet.df(table)
+    if skip is not None and len(skip):
+        out = df[keys].merge(skip, how="left", on=keys, indicator=True)
+        df = df[(out["_merge"] != "both").to_numpy()]
+    breaks = sequence_breaks(df, keys, col)
     for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
@@ -44,7 +54,7 @@ def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     return _breaks(carnet, ["seance"], "coup", "coups")
 
 
-@check("EC64-02", needs=("mises.seance,coup,rang",))
+@check("EC64-02", needs=("mises.seance,coup,rang", COUP_KEYS))
 def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The `rang` of a coup's stakes runs 1 … k in row order.
 
@@ -52,7 +62,8 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     Non-compliant: ranks 1, 2, 4 in one coup.
     Compliant: ranks 1, 2, 3.
     """
-    return _breaks(carnet, ["seance", "coup"], "rang", "mises")
+    # The stakes of a repeated coup number belong to two coups: their ranks cannot be told apart.
+    return _breaks(carnet, ["seance", "coup"], "rang", "mises", skip=_repeated(carnet))
 
 
 @per_carnet
@@ -190,7 +201,7 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     s = carnet.df("seances")
     s = s[s["date"].notna()]
-    early = s[s["date"] < row["date_debut"]].sort_values(["date", "_row"]).head(1)
+    early = s[s["date"] < row["date_debut"]].sort_values(["date", "seance", "_row"]).head(1)
     yield from emit(early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),

@@ -13,7 +13,7 @@ from auditor.checks._util import emit
 from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
-from auditor.checks._needs import STAKES, TICKETS
+from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
 
@@ -58,7 +58,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
             params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
 
 
-@check("EC661-02", needs=(TICKETS,))
+@check("EC661-02", needs=(TICKETS, COUP_KEYS))
 def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A coup's tickets (per phase) are the fewest that make their amount with the séance's values.
 
@@ -76,6 +76,13 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     bad = (groups["unreadable"] | groups["off_profile"]).to_numpy()
     coup_bad = np.bincount(groups["coup_id"].to_numpy(), weights=bad.astype(np.int64)) > 0
     groups = groups[~coup_bad[groups["coup_id"].to_numpy()]]
+    # A repeated coup number pools two coups' tickets: not a count to judge.
+    coups = carnet.df("coups")
+    repeated = coups.loc[carnet.repeated_coups.to_numpy(), ["seance", "coup"]].drop_duplicates()
+    if len(repeated):
+        hit = groups[["seance", "coup"]].merge(_coups_keys(repeated, ["seance", "coup"]), how="left",
+                                               indicator=True)
+        groups = groups[(hit["_merge"] != "both").to_numpy()]
     rest = groups["face"].to_numpy().copy()
     fewest = np.zeros(len(groups), dtype=np.int64)
     for value in led.values[::-1]:     # a loop over the ≤ 4 values; greedy is optimal for 10/100/1000/10000
