@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
+from auditor.derived.levy import levy_totals
 from auditor.frames import eq
 from auditor.i18n import format_day, label
 from auditor.model import Cents, Day, Finding, RuleStatus, Severity, Status, Violation, sort_findings
@@ -98,8 +99,6 @@ def _count_coups(carnet: Carnet, kind: str) -> int:
 
 
 def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
-    from auditor.checks.art66 import levy_totals
-
     by = {s: 0 for s in Severity}
     for f in findings:
         by[f.severity] += 1

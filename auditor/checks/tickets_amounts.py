@@ -10,7 +10,8 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
+from auditor.derived.amounts import coup_amounts
+from auditor.tickets.ledger import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
 
@@ -34,7 +35,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     # A phase with a run whose value, numbers or phase cannot be read is unverifiable.
     faces = ledger(carnet, profile).by_phase[["seance", "coup", "phase", "face", "unreadable"]]
     coups = carnet.df("coups")
-    coups = coups[~carnet.coup_amounts["unverifiable"].to_numpy(bool)]
+    coups = coups[~coup_amounts(carnet)["unverifiable"].to_numpy(bool)]
     coups = _coups_keys(coups, ["seance", "coup"])
     for code, phase in enumerate(PHASES):
         column = PHASE_LEVY[phase]

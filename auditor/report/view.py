@@ -15,12 +15,12 @@ import pandas as pd
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
-from auditor.chouette import run_stories
 from auditor.engine import AuditResult
 from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
+from auditor.report.chouette_runs import run_stories
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.

@@ -8,24 +8,18 @@ since art. 65 allows one remise per adjudication and sends the chouette back
 to auction after its second saute. The chouette **sautes** at a coup where
 side b wins and the chouette held all of its amount (`sur_chouette = chouette`).
 
-`chouette_state` is vectorised over the coups (no loop at all); the rules of
-art. 65 and the report's run stories read it once through
-`Carnet.chouette_state`.
+`chouette_state` is vectorised over the coups (no loop at all), computed once
+per carnet: the rules of art. 65, the levy and the report's run list read it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
-from auditor.carnet import Carnet, per_carnet
-from auditor.frames import eq, py
-from auditor.i18n import labels
-from auditor.money import format_cents
-
-EVENTS = ("adjudication", "remise")
-
+from auditor.carnet import Carnet
+from auditor.derived.amounts import coup_amounts
+from auditor.derived.cache import per_carnet
+from auditor.frames import eq
 
 @per_carnet
 def ordered_coups(carnet: Carnet) -> pd.DataFrame:
@@ -36,13 +30,14 @@ def ordered_coups(carnet: Carnet) -> pd.DataFrame:
     return c.assign(pos=c.groupby("seance", sort=False).cumcount())
 
 
+@per_carnet
 def chouette_state(carnet: Carnet) -> pd.DataFrame:
     """One row per chouette coup (index of `coups`), in carnet order.
 
     Columns, besides the coup's own: run (id), run_start, run_end (bool);
     segment (adjudication segment id), adjudicated (the `chouette` of the
     segment's adjudication coup, <NA> when the segment did not start with
-    one); held_a, sur_chouette (levy basis of `Carnet.coup_amounts`);
+    one); held_a, sur_chouette (levy basis of `coup_amounts`);
     saute (boolean, <NA> when it cannot be told); prev_saute (the previous
     coup of the run sauté; False at a run start); prev_coup (its number);
     sautes_upto_prev (known sautes of the segment up to the previous coup: an
@@ -56,7 +51,7 @@ def chouette_state(carnet: Carnet) -> pd.DataFrame:
     # An unreadable joueur_a continues the run: breaking it would invent a missing adjudication.
     changed = (c["joueur_a"] != prev_a).fillna(False).astype(bool)
     run_start = is_chouette & (~prev_chouette | changed)
-    a = carnet.coup_amounts
+    a = coup_amounts(carnet)
     s = c[is_chouette].copy()
     s["run_start"] = run_start[is_chouette]
     s["run"] = s["run_start"].cumsum() - 1
@@ -80,54 +75,3 @@ def chouette_state(carnet: Carnet) -> pd.DataFrame:
     s["remises_before"] = n_remise.groupby(s["segment"]).cumsum() - n_remise
     s["evenement_unreadable"] = carnet.unreadable_cells("coups", "evenement").loc[s.index]
     return s
-
-
-@dataclass(frozen=True)
-class RunStory:
-    """One chouette run as the report shows it."""
-
-    seance: str
-    chouetteur: str
-    coups: str
-    story: str
-
-
-def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:
-    """Each chouette run told in one line, so an inspector can follow it:
-    adjudicated at coup n for X €, sauté at coup m, remise, … ."""
-    if "coups" not in carnet.tables or carnet.unreadable:
-        return []
-    s = carnet.chouette_state
-    if s.empty:
-        return []
-    lab = labels(lang)
-    out: list[RunStory] = []
-    cols = ["run_start", "run_end", "seance", "coup", "joueur_a", "chouette_cents", "evenement", "saute"]
-    parts: list[str] = []
-    first: dict = {}
-    # Text only: one pass over the chouette coups (a run starts at the first one), nothing recomputed.
-    for r in s[cols].to_dict("records"):
-        r = {k: py(v) for k, v in r.items()}
-        coup, amount = _s(r["coup"]), format_cents(r["chouette_cents"], lang) or "?"
-        if r["run_start"]:
-            parts, first = [], r
-        if r["evenement"] == "adjudication":
-            key = "chouette_adjudicated" if r["run_start"] else "chouette_readjudicated"
-            parts.append(lab[key].format(coup=coup, amount=amount))
-        elif r["evenement"] == "remise":
-            parts.append(lab["chouette_remise"].format(coup=coup, amount=amount))
-        elif r["run_start"]:
-            parts.append(lab["chouette_no_adjudication"].format(coup=coup, amount=amount))
-        if r["saute"] is True:
-            parts.append(lab["chouette_saute"].format(coup=coup))
-        if r["run_end"]:
-            parts.append(lab["chouette_last"].format(coup=coup, amount=amount))
-            span = [_s(first["coup"]), coup]
-            out.append(RunStory(seance=_s(first["seance"]), chouetteur=_s(first["joueur_a"]),
-                                coups=span[0] if span[0] == span[1] else "–".join(span),
-                                story=lab["chouette_separator"].join(parts)))
-    return out
-
-
-def _s(value) -> str:
-    return "" if value is None else str(value)

@@ -1,9 +1,6 @@
-"""Articles 66-1, 59, 56-1, 82 and 83: the tickets that represent the levy.
-
-This module holds the ticket ledger, the views of the tickets table that every
-ticket rule shares, built once per carnet. The rules are in `tickets_amounts`
-(amounts per coup and séance), `tickets_series` (the numbering of each value)
-and `tickets_books` (the register of books).
+"""The ticket ledger: the tickets of one carnet as runs of numbers, with the
+views every ticket rule and the report's ticket section share, built once per
+carnet and profile. The book views are in `auditor/tickets/books.py`.
 
 Runs are never expanded to one row per ticket: a value's numbers are handled
 as intervals encoded in one int64 key, `value code × stride + number`, so that
@@ -13,7 +10,6 @@ never crosses from one value to the next.
 
 from __future__ import annotations
 
-import weakref
 from functools import cached_property
 
 import numpy as np
@@ -21,6 +17,9 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
+from auditor.derived.cache import per_carnet
+from auditor.tickets.books import TicketBooks
+from auditor.tickets.intervals import merge, range_min
 
 PHASES = ("avant", "apres")            # phase codes of `TicketLedger.rows`: 0 avant, 1 apres
 NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
@@ -47,69 +46,9 @@ def objects(values) -> np.ndarray:
     return out
 
 
-# -- intervals -------------------------------------------------------------------
-
-def merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Union of key intervals sorted by start: disjoint, non-adjacent, sorted."""
-    if len(s) == 0:
-        return s[:0], e[:0]
-    cm = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > cm[:-1] + 1
-    first = np.flatnonzero(new)
-    last = np.r_[first[1:] - 1, len(s) - 1]
-    return s[first], cm[last]
-
-
-def overlaps(a_s, a_e, b_s, b_e):
-    """Every pair (i, j) where interval a[i] meets b[j], and their intersection.
-
-    `b` must be sorted by start with non-decreasing ends (merged intervals, or
-    books, which all have the same size). Returns i, j, start, end.
-    """
-    lo = np.searchsorted(b_e, a_s, "left")     # first b ending at or after a starts
-    hi = np.searchsorted(b_s, a_e, "right")    # first b starting after a ends
-    n = np.maximum(hi - lo, 0)
-    i = np.repeat(np.arange(len(a_s)), n)
-    j = lo[i] + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
-    return i, j, np.maximum(a_s[i], b_s[j]), np.minimum(a_e[i], b_e[j])
-
-
-def gaps(s: np.ndarray, e: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Holes between consecutive merged intervals of the same value: start,
-    end, and the key where numbers resume after the hole."""
-    same = (s[1:] // stride) == (e[:-1] // stride)
-    return e[:-1][same] + 1, s[1:][same] - 1, s[1:][same]
-
-
-def range_min(lo: np.ndarray, hi: np.ndarray, weight: np.ndarray, size: int) -> np.ndarray:
-    """For `size` slots and ranges [lo, hi) with weights, the least weight of the
-    ranges covering each slot (int64 max where none): a segment tree, each range
-    laid on its O(log size) canonical nodes, level by level for all ranges at once."""
-    width = 1 << max(1, int(size - 1).bit_length())
-    tree = np.full(2 * width, np.iinfo(np.int64).max, dtype=np.int64)
-    left, right, w = lo + width, hi + width, weight
-    while len(left):
-        odd = (left & 1) == 1
-        np.minimum.at(tree, left[odd], w[odd])
-        left = left + odd
-        odd = (right & 1) == 1
-        np.minimum.at(tree, right[odd] - 1, w[odd])
-        right = right - odd
-        left, right = left >> 1, right >> 1
-        keep = left < right
-        left, right, w = left[keep], right[keep], w[keep]
-    level = 2
-    while level < 2 * width:            # push each node's least weight down to its children
-        nodes = np.arange(level, 2 * level)
-        tree[nodes] = np.minimum(tree[nodes], tree[nodes >> 1])
-        level *= 2
-    return tree[width:width + size]
-
-
 # -- the ledger ------------------------------------------------------------------
 
-class TicketLedger:
+class TicketLedger(TicketBooks):
     """The tickets of one carnet as runs of numbers, with the views the rules share.
 
     `runs` keeps the rows whose value is one of the profile's and whose
@@ -296,137 +235,8 @@ class TicketLedger:
             g[owner[starts_run]] += me[starts_run] - ms[starts_run] + 1
         return g
 
-    # -- books -----------------------------------------------------------------
-    @cached_property
-    def books(self) -> pd.DataFrame | None:
-        """Books of the register (carnets_tickets), one per value and first
-        number, sorted: ks, ke keys (within 1 … max) and the register's row."""
-        if self.register is None:
-            return None
-        b = self.register
-        ok = (b["valeur_cents"].isin(self.values) & b["premier"].notna()).fillna(False).to_numpy(bool)
-        b = b[ok]
-        cols = [c for c in ("valeur_cents", "premier", "mise_en_service", "paraphe", "_row") if c in b.columns]
-        b = b[cols].drop_duplicates(["valeur_cents", "premier"], keep="first")
-        first = b["premier"].to_numpy(np.int64)
-        last = first + self.book_size - 1
-        keep = (last >= 1) & (first <= self.max)
-        b = b[keep].assign(last=last[keep])
-        vid = np.searchsorted(self.values, b["valeur_cents"].to_numpy(np.int64))
-        b = b.assign(ks=vid * self.stride + np.maximum(b["premier"].to_numpy(np.int64), 1),
-                     ke=vid * self.stride + np.minimum(b["last"].to_numpy(np.int64), self.max))
-        return b.sort_values(["ks", "ke"], kind="stable").reset_index(drop=True)
 
-    @cached_property
-    def started_books(self) -> tuple[np.ndarray, np.ndarray]:
-        """Key intervals of the books this carnet draws from (merged): the
-        registered books holding a used number, else the aligned blocks of
-        `book_size` (art. 82) holding one."""
-        if self.books is not None:
-            m = self.opened
-            return merge(self.books["ks"].to_numpy()[m], self.books["ke"].to_numpy()[m])
-        return merge(*self.aligned_blocks(*self.used))
-
-    @cached_property
-    def opened(self) -> np.ndarray:
-        """Mask over the registered `books`: those holding a used number."""
-        us, ue = self.used
-        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
-        j = np.searchsorted(ue, bs, "left")
-        started = j < len(us)
-        started[started] = us[j[started]] <= be[started]
-        return started
-
-    def aligned_blocks(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The aligned blocks of `book_size` (art. 82) holding a number of the
-        key intervals s … e: first and last keys, distinct and sorted."""
-        size, stride = self.book_size, self.stride
-        vid, first, last = s // stride, (s % stride - 1) // size, (e % stride - 1) // size
-        n = last - first + 1
-        block = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
-        vid = np.repeat(vid, n)
-        start = np.unique(vid * stride + block * size + 1)
-        base = start - start % stride
-        return start, base + np.minimum((start - base - 1) + size, self.max)
-
-    @cached_property
-    def used_in_books(self) -> tuple[np.ndarray, np.ndarray]:
-        """The used numbers that lie in a started book (all of them without a register)."""
-        us, ue = self.used
-        if self.books is None:
-            return us, ue
-        bs, be = self.started_books
-        _, _, s, e = overlaps(us, ue, bs, be)
-        return merge(s, e)
-
-    @cached_property
-    def missing(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The stretches of missing numbers (EC83-01): start and end keys, and the
-        key where numbers resume after each. Holes between used numbers, kept
-        where they fall in a book this carnet draws from (a book never opened
-        here belongs to another table or carnet); one per maximal stretch."""
-        us, ue = self.used_in_books
-        hs, he, resume = gaps(us, ue, self.stride)
-        bs, be = self.started_books
-        i, _, s, e = overlaps(hs, he, bs, be)
-        return s, e, resume[i]
-
-    @cached_property
-    def outside_books(self) -> tuple[np.ndarray, np.ndarray]:
-        """Key intervals of 1 … max, per value, that no registered book covers
-        (empty without a register: every number is then in an aligned book)."""
-        if self.books is None:
-            return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-        bs, be = merge(self.books["ks"].to_numpy(), self.books["ke"].to_numpy())
-        base = np.arange(len(self.values), dtype=np.int64) * self.stride
-        # Per value: [1, first book − 1], [book end + 1, next book − 1] …, [last book end + 1, max];
-        # sorted separately, starts and ends pair up value by value.
-        starts = np.sort(np.r_[base + 1, be + 1])
-        ends = np.sort(np.r_[bs - 1, base + self.max])
-        keep = starts <= ends
-        return starts[keep], ends[keep]
-
-    @cached_property
-    def outside(self) -> tuple[np.ndarray, np.ndarray]:
-        """The used numbers outside every registered book (EC561-01), merged."""
-        us, ue = self.used
-        os_, oe = self.outside_books
-        _, _, s, e = overlaps(us, ue, os_, oe)
-        return s, e
-
-    @cached_property
-    def book_pairs(self) -> pd.DataFrame:
-        """Every (run, book) where the run draws tickets from a registered book:
-        run, book (row of `books`), count of the run's tickets in it, pos of the run."""
-        r, b = self.runs, self.books
-        i, j, s, e = overlaps(r["ks"].to_numpy(), r["ke"].to_numpy(), b["ks"].to_numpy(), b["ke"].to_numpy())
-        return pd.DataFrame({"run": i, "book": j, "count": e - s + 1, "pos": r["pos"].to_numpy()[i]})
-
-    def book_of(self, keys) -> tuple[np.ndarray, np.ndarray]:
-        """First and last key of the book holding each key (the highest-starting
-        registered book, or the aligned block); -1 where no book holds it."""
-        keys = np.asarray(keys, dtype=np.int64)
-        if self.books is None:
-            base = keys - keys % self.stride
-            block = (keys % self.stride - 1) // self.book_size
-            return base + block * self.book_size + 1, base + np.minimum((block + 1) * self.book_size, self.max)
-        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
-        if len(bs) == 0:
-            return np.full(len(keys), -1), np.full(len(keys), -1)
-        j = np.searchsorted(bs, keys, "right") - 1
-        ok = (j >= 0) & (be[np.maximum(j, 0)] >= keys)
-        return np.where(ok, bs[np.maximum(j, 0)], -1), np.where(ok, be[np.maximum(j, 0)], -1)
-
-
-_LEDGERS: dict[tuple[int, Profile], TicketLedger] = {}
-
-
+@per_carnet
 def ledger(carnet: Carnet, profile: Profile) -> TicketLedger:
-    """The carnet's ledger, built once for all the ticket rules of one audit."""
-    key = (id(carnet), profile)
-    got = _LEDGERS.get(key)
-    if got is None:
-        got = _LEDGERS[key] = TicketLedger(carnet, profile)
-        # Forget it with the carnet, so that a reused id never finds a stale ledger.
-        weakref.finalize(carnet, _LEDGERS.pop, key, None)
-    return got
+    """The carnet's ledger, built once for the ticket rules and the report."""
+    return TicketLedger(carnet, profile)
