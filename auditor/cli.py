@@ -214,8 +214,8 @@ def cmd_template(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from auditor.breaches import CannotInject, inject
-    from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+    from auditor.synth.breaches import CannotInject, inject
+    from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 
     container = args.container or ("xlsx" if args.out.suffix.lower() in (".xlsx", ".xlsm") else "csv")
     spec = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed,

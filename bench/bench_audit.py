@@ -30,7 +30,7 @@ PY = sys.executable
 
 def generate_csv(folder: Path, seances: int, coups: int, mises: int, seed: int = 1, **options) -> Path:
     if not (folder / "coups.csv").exists():
-        from auditor.generate import Spec, generate, write_csv_folder
+        from auditor.synth.generate import Spec, generate, write_csv_folder
 
         write_csv_folder(generate(Spec(seances=seances, coups=coups, mises=mises, seed=seed)), folder, **options)
     return folder
@@ -38,7 +38,7 @@ def generate_csv(folder: Path, seances: int, coups: int, mises: int, seed: int =
 
 def generate_xlsx(path: Path, seances: int, coups: int, mises: int) -> Path:
     if not path.exists():
-        from auditor.generate import Spec, generate, write_xlsx
+        from auditor.synth.generate import Spec, generate, write_xlsx
 
         write_xlsx(generate(Spec(seances=seances, coups=coups, mises=mises, seed=2)), path)
     return path
@@ -134,7 +134,7 @@ def _one_seance(i: int):
     """Carnet i of the batch: one séance at one of 12 tables of 7 casinos, with
     ticket books of its own, as at real tables (shared numbers would turn the
     batch into a test of the cross-carnet EC82-03 findings instead)."""
-    from auditor.generate import Spec
+    from auditor.synth.generate import Spec
 
     start = 1 + 400 * i   # two aligned books of 200 per value and carnet
     return Spec(seances=1, coups=20, mises=6, seed=i, table=1 + i % 12, casino=f"Casino {i % 7}",
@@ -145,13 +145,13 @@ def bench_batch(scale: int, lines: list[str]) -> None:
     n = 1000 // scale
     root = DATA / f"batch-{n}-own-books"
     if not root.exists():
-        from auditor.generate import generate, write_csv_folder
+        from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n):
             write_csv_folder(generate(_one_seance(i)), root / f"c{i:04d}")
     small = DATA / f"batch-{n}-quarter-own-books"
     if not small.exists():
-        from auditor.generate import generate, write_csv_folder
+        from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n // 4):
             write_csv_folder(generate(_one_seance(i)), small / f"c{i:04d}")

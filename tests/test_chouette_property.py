@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from auditor.catalogue import load_profile
 from auditor.derived.chouette import chouette_state
 from auditor.report.chouette_runs import run_stories
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Status
 from auditor.pipeline import audit_path
 

@@ -21,7 +21,7 @@ import pytest
 
 from auditor.catalogue import load_catalogue, load_profile
 from auditor.engine import audit
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.limits import Limits
 from auditor.normalise import normalise
 from auditor.pipeline import audit_path, carnet_id, plan

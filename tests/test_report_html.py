@@ -286,7 +286,7 @@ def test_no_findings_at_all(breached):
 
 
 def generate_compliant():
-    from auditor.generate import Spec, generate
+    from auditor.synth.generate import Spec, generate
 
     return generate(Spec(seances=2, coups=6))
 

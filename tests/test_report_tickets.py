@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.breaches import ticket_rows
+from auditor.synth.breaches.tables import ticket_rows
 from auditor.catalogue import load_profile
 from auditor.cli import main
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.i18n import labels
 from auditor.money import format_cents
 from auditor.pipeline import audit_path

@@ -12,7 +12,7 @@ from openpyxl import load_workbook
 
 import ecarte_schemas
 from auditor.catalogue import load_profile
-from auditor.generate import COLUMNS, cell_text, write_xlsx
+from auditor.synth.generate import COLUMNS, cell_text, write_xlsx
 from auditor.i18n import labels
 from auditor.pipeline import audit_path
 from auditor.read import read_carnet
