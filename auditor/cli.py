@@ -21,7 +21,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from auditor.pipeline import FORMATS
+    from auditor.render import FORMATS
 
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
@@ -145,7 +145,8 @@ def cmd_rules(args) -> int:
 
 def cmd_audit(args) -> int:
     from auditor.batch import Options, run_batch, worst_severity
-    from auditor.pipeline import plan, write_batch
+    from auditor.batch.plan import plan
+    from auditor.render import write_batch
     from auditor.report.json_report import generated_at
 
     for p in args.paths:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auditor.carnet import Carnet
+    from auditor.catalogue import Profile
 
 
 class Severity(IntEnum):
@@ -138,3 +142,22 @@ class RuleStatus:
         else:
             out["reason"] = self.reason
         return out
+
+
+@dataclass
+class AuditResult:
+    """One audited carnet: the carnet, its findings in the spec's order, the
+    status of every rule, the summary, and what it was audited with."""
+
+    carnet: "Carnet"
+    findings: list[Finding]
+    rules: list[RuleStatus]
+    summary: dict
+    lang: str = "fr"
+    notes: dict[str, str] = field(default_factory=dict)
+    # The regulation profile the carnet was audited with: the report draws the
+    # ticket series with the same values and book size as the rules.
+    profile: "Profile | None" = None
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)

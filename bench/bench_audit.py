@@ -85,7 +85,7 @@ AUDIT_INPROC = """
 import time, resource
 from pathlib import Path
 from auditor.catalogue import load_profile
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 t0 = time.perf_counter()
 r = audit_path(Path({path!r}), load_profile())
 print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)

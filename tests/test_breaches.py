@@ -9,7 +9,7 @@ from auditor.synth.breaches import INJECTORS, CannotInject, inject
 from auditor.catalogue import load_profile
 from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 
 def audit_tables(tables, folder):

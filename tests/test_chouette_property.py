@@ -20,7 +20,7 @@ from auditor.derived.chouette import chouette_state
 from auditor.report.chouette_runs import run_stories
 from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Status
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 CODES = ("EC63-03", "EC63-04", "EC63-05", "EC63-06", "EC63-07", "EC63-08", "EC64-03", "EC64-04",
          "EC65-01", "EC65-02", "EC65-03", "EC65-04", "EC65-05", "EC66-01", "EC66-02", "EC661-01")

@@ -19,7 +19,7 @@ from strategies import materialise, mutated_csv, mutated_xlsx, random_csv, rando
 
 from auditor.catalogue import load_profile  # noqa: E402
 from auditor.normalise import normalise  # noqa: E402
-from auditor.pipeline import audit_path  # noqa: E402
+from auditor.audit import audit_path  # noqa: E402
 from auditor.read import read_carnet  # noqa: E402
 from auditor.read.csv_folder import DecodeError, decode, sniff_delimiter  # noqa: E402
 

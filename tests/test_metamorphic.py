@@ -21,7 +21,7 @@ from auditor.synth.breaches import INJECTORS, CannotInject, inject
 from auditor.catalogue import load_profile
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 PROFILE = load_profile()
 SETTINGS = settings(max_examples=3, deadline=None, database=None, derandomize=True,

@@ -11,7 +11,7 @@ from openpyxl import Workbook
 
 from auditor.catalogue import load_profile
 from auditor.limits import DEFAULT_LIMITS
-from auditor.engine import audit
+from auditor.audit import audit
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
 from auditor.read.csv_folder import DecodeError, decode, sniff_delimiter

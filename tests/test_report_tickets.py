@@ -18,7 +18,7 @@ from auditor.cli import main
 from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.i18n import labels
 from auditor.money import format_cents
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report import tickets_view
 from auditor.report.charts import WIDTH
 from auditor.report.html_report import render_report

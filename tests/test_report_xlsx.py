@@ -14,7 +14,7 @@ import ecarte_schemas
 from auditor.catalogue import load_profile
 from auditor.synth.generate import COLUMNS, cell_text, write_xlsx
 from auditor.i18n import labels
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.read import read_carnet
 from auditor.report.excel_report import anchor_of, write_annotated
 from auditor.report.template_xlsx import template_columns, write_blank_template

@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.model import Severity
 from auditor.money import format_cents
 

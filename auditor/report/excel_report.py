@@ -22,7 +22,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.hyperlink import Hyperlink
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.i18n import labels
 from auditor.model import Finding
 from auditor.money import format_cents

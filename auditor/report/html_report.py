@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.money import format_cents
 
 

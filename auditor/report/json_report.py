@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from auditor import __version__
 from auditor.catalogue import Profile
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 
 
 def generated_at() -> str:

@@ -25,7 +25,7 @@ from auditor.catalogue import Profile, load_profile
 from auditor.tickets import intervals
 from auditor.tickets.intervals import merge, merge_grouped
 from auditor.tickets.ledger import NA_INT, TicketLedger, ledger
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.model import Status
 from auditor.money import format_cents
 from auditor.report.charts import WIDTH, Bar, Chart, Label, _n

@@ -15,7 +15,7 @@ import pandas as pd
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents

@@ -240,3 +240,15 @@ class TicketLedger(TicketBooks):
 def ledger(carnet: Carnet, profile: Profile) -> TicketLedger:
     """The carnet's ledger, built once for the ticket rules and the report."""
     return TicketLedger(carnet, profile)
+
+
+def carnet_runs(carnet: Carnet) -> list[list[int]]:
+    """The carnet's readable ticket runs as plain lists `[valeur_cents, premier,
+    dernier, seance, coup, row]` (premier ≤ dernier): what a batch worker hands
+    back for the cross-carnet check, small and picklable."""
+    t = carnet.tables.get("tickets")
+    if t is None:
+        return []
+    df = t.df[["valeur_cents", "premier", "dernier", "seance", "coup", "_row"]].dropna()
+    df = df[df["dernier"] >= df["premier"]]
+    return [[int(v) for v in row] for row in df.itertuples(index=False)]

@@ -1,35 +1,47 @@
-"""Run every catalogue rule over a normalised carnet → findings and rule statuses."""
+"""Audit one carnet: read → normalise → check (the derived facts are computed
+on first use, once) → findings, rule statuses and the summary.
+
+`audit_path` takes a carnet's path and never raises for a bad carnet (an
+unreadable one, or a defect of ours, is an EC00-01 finding); `audit` runs
+every catalogue rule over a normalised carnet.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pathlib import Path
 
-from auditor.carnet import Carnet
+from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.derived.levy import levy_totals
 from auditor.frames import eq
 from auditor.i18n import format_day, label
-from auditor.model import Cents, Day, Finding, RuleStatus, Severity, Status, Violation, sort_findings
+from auditor.limits import Limits
+from auditor.model import (AuditResult, Cents, Day, Finding, RuleStatus, Severity, Status, Violation,
+                           sort_findings)
 from auditor.money import format_cents
+from auditor.normalise import normalise
+from auditor.read import read_carnet
 from auditor.registry import registered
 
 REJECTING_CODES = ("EC00-02", "EC00-03")
 
 
-@dataclass
-class AuditResult:
-    carnet: Carnet
-    findings: list[Finding]
-    rules: list[RuleStatus]
-    summary: dict
-    lang: str = "fr"
-    notes: dict[str, str] = field(default_factory=dict)
-    # The regulation profile the carnet was audited with: the report draws the
-    # ticket series with the same values and book size as the rules.
-    profile: Profile | None = None
-
-    def worst(self) -> Severity | None:
-        return max((f.severity for f in self.findings), default=None)
+def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
+               limits: Limits | None = None) -> AuditResult:
+    """Read, normalise and audit the carnet at `path` (a workbook or a CSV
+    folder). A carnet that cannot be read gives its EC00-01 finding; an error
+    of the auditor itself too, unless `debug` (then it is raised).
+    """
+    try:
+        carnet = normalise(read_carnet(path, limits))
+        return audit(carnet, profile, lang)
+    except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
+        if debug:
+            raise
+        carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
+        carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
+            "reason": f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300]})))
+        return audit(carnet, profile, lang)
 
 
 def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet, lang: str) -> Finding:

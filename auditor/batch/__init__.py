@@ -1,0 +1,98 @@
+"""Batches: many carnets, audited in parallel (local processes or a Dask
+cluster), with an optional cache, a progress bar, and the cross-carnet check.
+
+`plan` lists the carnets and their output ids, `executors` audits them,
+`cache` keeps their results; `run_batch` here ties them together and writes
+each carnet's files as they come.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from auditor.batch.cache import Cache, fingerprint
+from auditor.batch.executors import _dask, _local, run_job
+from auditor.batch.plan import CarnetJob, JobOutput, Options, carnet_id, plan
+from auditor.model import Severity
+
+__all__ = ["BatchResult", "Cache", "CarnetJob", "JobOutput", "Options", "carnet_id", "fingerprint", "plan",
+           "run_batch", "run_job", "worst_severity"]
+
+
+@dataclass
+class BatchResult:
+    """What the batch summary needs once every carnet is written."""
+
+    entries: list[dict]
+    worst: list[int | None]
+    cross_findings: list[dict] = field(default_factory=list)
+    cached: int = 0
+
+
+def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
+              scheduler: str | None = None, cache_dir: Path | None = None,
+              progress: bool = False, on_done=None) -> BatchResult:
+    cache = Cache(cache_dir, options) if cache_dir else None
+    outputs: dict[int, JobOutput] = {}
+    todo: list[tuple[int, CarnetJob]] = []
+    keys: dict[int, str] = {}
+    for index, job in enumerate(jobs):
+        key = cache.key(job) if cache else None
+        hit = cache.load(key, index) if cache and key else None
+        if hit is not None:
+            outputs[index] = hit
+        else:
+            todo.append((index, job))
+            if key:
+                keys[index] = key
+    bar = _bar(len(jobs), progress)
+    for o in outputs.values():
+        _write(o, jobs[o.index], out)
+        _done(bar, on_done, jobs[o.index], o)
+    stream: Iterable[JobOutput] = (_dask(todo, options, scheduler) if scheduler and todo
+                                   else _local(todo, options, workers))
+    for o in stream:
+        _write(o, jobs[o.index], out)
+        if cache and o.index in keys:
+            cache.store(keys[o.index], o)
+        o.files = {}  # written: keep only what the summary needs
+        outputs[o.index] = o
+        _done(bar, on_done, jobs[o.index], o)
+    if bar is not None:
+        bar.close()
+    ordered = [outputs[i] for i in range(len(jobs))]
+    entries = [o.entry for o in ordered]
+    from auditor.crosscheck import cross_carnet_duplicates
+
+    cross = cross_carnet_duplicates(entries, [o.tickets for o in ordered], options.lang)
+    return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered))
+
+
+def _write(o: JobOutput, job: CarnetJob, out: Path) -> None:
+    folder = out / job.id
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in o.files.items():
+        (folder / name).write_bytes(data)
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="carnet", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+
+
+def _done(bar, on_done, job: CarnetJob, o: JobOutput) -> None:
+    if bar is not None:
+        bar.update(1)
+    if on_done is not None:
+        on_done(job, o)
+
+
+def worst_severity(values: list[int | None]) -> Severity | None:
+    present = [v for v in values if v is not None]
+    return Severity(max(present)) if present else None
