@@ -31,7 +31,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -e '.[bench]'
 	@touch $@
 
-# Issue 6 benchmarks (figures to bench/RESULTS.md); not timed tests.
+# Benchmarks (figures to bench/RESULTS.md); not timed tests.
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_tickets.py
 	$(BIN)/python bench/bench_audit.py

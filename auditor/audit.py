@@ -9,6 +9,7 @@ every catalogue rule over a normalised carnet.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
@@ -16,12 +17,12 @@ from auditor.derived.levy import levy_totals
 from auditor.frames import eq
 from auditor.i18n import format_day, label
 from auditor.limits import Limits
-from auditor.model import (AuditResult, Cents, Day, Finding, RuleStatus, Severity, Status, Violation,
-                           sort_findings)
+from auditor.model import (AuditResult, BatchCarnet, Cents, Day, Finding, RuleStatus, Severity, Status,
+                           Violation, sort_findings)
 from auditor.money import format_cents
 from auditor.normalise import normalise
 from auditor.read import read_carnet
-from auditor.registry import registered
+from auditor.registry import registered, registered_batch
 
 REJECTING_CODES = ("EC00-02", "EC00-03")
 
@@ -44,8 +45,11 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
         return audit(carnet, profile, lang)
 
 
-def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet, lang: str) -> Finding:
-    table = carnet.tables.get(v.table) if v.table else None
+def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str) -> Finding:
+    """A check's violation as a finding: severity and article from the
+    catalogue, the message in `lang`, the source column and cell from the
+    carnet (none for a check over a batch, `carnet` None)."""
+    table = carnet.tables.get(v.table) if v.table and carnet is not None else None
     column = table.source_column(v.column) if table else v.column
     cell = table.cell(v.column, v.row) if table else None
     params = {"seance": v.seance, "coup": v.coup, "rang": v.rang, "table": v.table, "column": column}
@@ -74,6 +78,8 @@ def _shown(value, lang: str) -> str | None:
 
 
 def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
+    """Run every catalogue rule over a normalised carnet: findings in the spec's order, the status of each rule
+    (checked, or why not), the summary."""
     catalogue = load_catalogue()
     checks = registered()
     findings: list[Finding] = []
@@ -102,6 +108,21 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
     findings = sort_findings(findings)
     return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes, profile)
+
+
+def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr") -> list[tuple[Finding, Violation]]:
+    """Every check over a batch (catalogue order) → its findings, each with the
+    violation it comes from (which names the carnets involved), in the order
+    the checks give them."""
+    catalogue = load_catalogue()
+    checks = registered_batch()
+    out: list[tuple[Finding, Violation]] = []
+    for code, meta in catalogue.items():
+        spec = checks.get(code)
+        if spec is None or meta.retired:
+            continue
+        out += [(make_finding(meta, v, None, lang), v) for v in spec.func(batch, profile)]
+    return out
 
 
 def _count_coups(carnet: Carnet, kind: str) -> int:

@@ -16,6 +16,8 @@ from auditor.model import Violation
 
 @dataclass
 class Table:
+    """One typed table of the carnet, with where each field came from in the source."""
+
     name: str
     df: pd.DataFrame                     # typed fields (money as *_cents Int64) + `_row`
     present: frozenset[str]              # fields whose source column exists
@@ -24,6 +26,7 @@ class Table:
     rows_read: int = 0
 
     def cell(self, field_or_column: str | None, row: int | None) -> str | None:
+        """The Excel cell (`F12`) of a field or source column at a source row; None for a CSV carnet."""
         if self.letters is None or field_or_column is None or row is None:
             return None
         source = self.sources.get(field_or_column, field_or_column)
@@ -31,6 +34,7 @@ class Table:
         return f"{letter}{row}" if letter else None
 
     def source_column(self, field_name: str | None) -> str | None:
+        """The source column a field was read from (the field's own name when it is not mapped)."""
         if field_name is None:
             return None
         return self.sources.get(field_name, field_name)
@@ -38,6 +42,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Source:
+    """Where the carnet was read from: its path, the SHA-256 of its files, its container."""
+
     path: str
     sha256: str
     format: str
@@ -45,6 +51,8 @@ class Source:
 
 @dataclass
 class Carnet:
+    """The normalised carnet: its typed tables and the EC00-01/EC00-02 problems met while reading and typing them."""
+
     source: Source
     tables: dict[str, Table] = field(default_factory=dict)
     # EC00-01/EC00-02 met while reading and typing, as (code, violation).
@@ -63,6 +71,7 @@ class Carnet:
         return column in t.present or any(src == column and f in t.present for f, src in t.sources.items())
 
     def df(self, table: str) -> pd.DataFrame:
+        """The typed frame of `table` (which must be present)."""
         return self.tables[table].df
 
     def unreadable_cells(self, table: str, field_name: str) -> pd.Series:
@@ -79,6 +88,7 @@ class Carnet:
 
     @property
     def cover(self) -> dict:
+        """The cover's casino, table and start date (None where missing)."""
         t = self.tables.get("carnet")
         if t is None or t.df.empty:
             return {"casino": None, "table": None, "date_debut": None}

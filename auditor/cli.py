@@ -32,6 +32,7 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: audit, generate, template and rules."""
     parser = argparse.ArgumentParser(prog="ecarte-audit", description="Audit écarté carnets spéciaux "
                                      "(arrêté du 14 mai 2007, art. 63 to 66-1).")
     parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}")
@@ -91,6 +92,7 @@ def _positive(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status (0, 1 findings at --fail-on, 2 usage error)."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "rules":
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_rules(args) -> int:
+    """`ecarte-audit rules`: the catalogue, or one rule explained."""
     from auditor.registry import registered
 
     catalogue = load_catalogue()
@@ -144,6 +147,8 @@ def cmd_rules(args) -> int:
 
 
 def cmd_audit(args) -> int:
+    """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
+    index and summary."""
     from auditor.batch import Options, run_batch, worst_severity
     from auditor.batch.plan import plan
     from auditor.render import write_batch
@@ -203,6 +208,7 @@ def _limits(args):
 
 
 def cmd_template(args) -> int:
+    """`ecarte-audit template`: a blank carnet workbook in the right format."""
     from auditor.report.template_xlsx import write_blank_template
 
     out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
@@ -215,6 +221,7 @@ def cmd_template(args) -> int:
 
 
 def cmd_generate(args) -> int:
+    """`ecarte-audit generate`: a synthetic carnet, compliant or with the chosen breaches."""
     from auditor.synth.breaches import CannotInject, inject
     from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 

@@ -2,4 +2,6 @@
 
 
 class UsageError(Exception):
+    """A mistake in how the tool was called: exit status 2 with this message, no traceback."""
+
     pass

@@ -15,6 +15,8 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
+    """How much the reader accepts before refusing a file (EC00-01): file size, rows, columns."""
+
     # A workbook, or one CSV file of a CSV folder.
     max_file_bytes: int = 200 * MB
     # Data rows of one table (a workbook sheet is counted from its first row).

@@ -20,6 +20,7 @@ class Severity(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> "Severity":
+        """The severity named `text` (error, warning, info; any case)."""
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -27,6 +28,7 @@ class Severity(IntEnum):
 
     @property
     def label(self) -> str:
+        """The severity's name as outputs write it (`error`)."""
         return self.name.lower()
 
 
@@ -54,6 +56,8 @@ class Day(str):
 
 
 class Status(Enum):
+    """Whether a rule was checked on a carnet."""
+
     CHECKED = "checked"
     NOT_CHECKED = "not_checked"
 
@@ -81,6 +85,9 @@ class Violation:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """A violation as the report shows it: rule code, severity, article, message in the report's language, where
+    it is (table, row, column, cell, séance, coup, rang), expected and found values, the money at stake."""
+
     code: str
     severity: Severity
     article: str
@@ -97,6 +104,7 @@ class Finding:
     impact_cents: int = 0
 
     def sort_key(self) -> tuple:
+        """The spec's order of findings: séance, coup, rang, code (missing first), then table and row."""
         # The spec fixes the order: séance, coup, rang, code; None first, then
         # table/row so that ties stay stable.
         def k(v):
@@ -106,6 +114,7 @@ class Finding:
                 self.table or "", k(self.row), self.column or "", self.message)
 
     def as_json(self) -> dict[str, Any]:
+        """The finding as findings.json writes it."""
         return {
             "code": self.code,
             "severity": self.severity.label,
@@ -125,17 +134,21 @@ class Finding:
 
 
 def sort_findings(findings) -> list[Finding]:
+    """The findings in the spec's order."""
     return sorted(findings, key=Finding.sort_key)
 
 
 @dataclass(frozen=True, slots=True)
 class RuleStatus:
+    """What became of one rule on a carnet: checked (with its number of findings) or not, and why."""
+
     code: str
     status: Status
     findings: int = 0
     reason: str | None = None
 
     def as_json(self) -> dict[str, Any]:
+        """The rule's status as findings.json writes it."""
         out: dict[str, Any] = {"code": self.code, "status": self.status.value}
         if self.status is Status.CHECKED:
             out["findings"] = self.findings
@@ -160,4 +173,17 @@ class AuditResult:
     profile: "Profile | None" = None
 
     def worst(self) -> Severity | None:
+        """The highest severity among the findings (None without findings)."""
         return max((f.severity for f in self.findings), default=None)
+
+
+@dataclass(frozen=True)
+class BatchCarnet:
+    """One carnet of a batch as the checks over a batch see it: who it is and
+    its readable ticket runs `[valeur_cents, premier, dernier, seance, coup, row]`."""
+
+    id: str
+    path: str
+    casino: str
+    table: int | None
+    ticket_runs: list[list[int]]

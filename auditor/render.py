@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.catalogue import Profile
-from auditor.model import AuditResult
+from auditor.model import AuditResult, Finding, Violation
 from auditor.report import html_report, json_report
 from auditor.report.view import verdict
 
@@ -66,6 +66,7 @@ def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, by
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None) -> None:
+    """Write the batch's summary.json and index.html beside the carnets' folders."""
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
     totals["carnets"] = len(entries)
@@ -80,3 +81,12 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
 
         (out / "index.html").write_text(html_report.render("index.html.j2", index_view(doc, lang)),
                                         encoding="utf-8")
+
+
+def cross_carnet_json(f: Finding, v: Violation) -> dict:
+    """A finding over a batch as summary.json lists it: code, severity,
+    article, message, then where (casino, value, numbers, the two carnets)."""
+    p = v.params
+    return {"code": f.code, "severity": f.severity.label, "article": f.article, "message": f.message,
+            "casino": p["casino"], "valeur_cents": p["valeur_cents"], "first": p["first"], "last": p["last"],
+            "carnets": p["carnets"], "impact_cents": int(f.impact_cents)}

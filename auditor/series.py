@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class SeriesContext:
+    """What a run brings to one carnet besides its files: the baseline's findings and the recorded reviews."""
+
     baseline: tuple[dict, ...] | None = None   # the baseline run's findings of this carnet; None: no baseline
     reviews: tuple[dict, ...] = ()             # the review entries recorded for this carnet, in file order
 

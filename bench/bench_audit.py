@@ -1,4 +1,4 @@
-"""Issue 6 benchmarks, measured side by side in one run (`make bench`).
+"""Benchmarks, measured side by side in one run (`make bench`).
 
 1. CSV carnet with 1,000,000 stake rows: full audit (the CLI, end to end) vs
    pandas.read_csv of the same files; peak memory.
@@ -205,7 +205,7 @@ def main() -> None:
     if args.only is None and not args.quick:
         proc = subprocess.run([PY, str(ROOT / "bench" / "bench_tickets.py")], capture_output=True, text=True)
         last = (proc.stdout.strip().splitlines() or ["(failed)"])[-1]
-        lines.append(f"| T | 1,000,000 tickets in runs, the twelve ticket rules (issue 4) | {last} | | well under 1 s |")
+        lines.append(f"| T | 1,000,000 tickets in runs, the twelve ticket rules | {last} | | well under 1 s |")
         print(lines[-1], flush=True)
     for key, fn in (("1", bench_big_csv), ("3", bench_batch), ("4", bench_xlsx)):
         if args.only in (None, key):

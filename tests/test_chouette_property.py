@@ -1,4 +1,4 @@
-"""Chouette, fiches and card holders on generated carnets (issue 3).
+"""Chouette, fiches and card holders on generated carnets.
 
 Property: a carnet generated compliant, with chouette runs among simple coups
 and its fiche register, gives no finding from the rules of art. 63 (fiches,

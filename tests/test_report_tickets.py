@@ -1,4 +1,4 @@
-"""report.html's ticket section (issue #4): per value, the series drawn book by
+"""report.html's ticket section: per value, the series drawn book by
 book with its marks (missing EC83-01, detached twice EC82-03, outside the
 register EC561-01), what the casino owes for missing tickets, and the levy
 chart's third series; read back through an HTML5 parser."""

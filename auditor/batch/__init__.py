@@ -16,7 +16,10 @@ from typing import Iterable
 from auditor.batch.cache import Cache, fingerprint
 from auditor.batch.executors import _dask, _local, run_job
 from auditor.batch.plan import CarnetJob, JobOutput, Options, carnet_id, plan
-from auditor.model import Severity
+from auditor.audit import audit_batch
+from auditor.catalogue import load_profile
+from auditor.model import BatchCarnet, Severity
+from auditor.render import cross_carnet_json
 
 __all__ = ["BatchResult", "Cache", "CarnetJob", "JobOutput", "Options", "carnet_id", "fingerprint", "plan",
            "run_batch", "run_job", "worst_severity"]
@@ -35,6 +38,9 @@ class BatchResult:
 def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
               scheduler: str | None = None, cache_dir: Path | None = None,
               progress: bool = False, on_done=None) -> BatchResult:
+    """Audit `jobs` (from the cache when it holds them, else with `workers` local processes or on the Dask
+    cluster at `scheduler`), write each carnet's files under `out` as they come, then run the checks over the
+    whole batch."""
     cache = Cache(cache_dir, options) if cache_dir else None
     outputs: dict[int, JobOutput] = {}
     todo: list[tuple[int, CarnetJob]] = []
@@ -65,9 +71,9 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
         bar.close()
     ordered = [outputs[i] for i in range(len(jobs))]
     entries = [o.entry for o in ordered]
-    from auditor.crosscheck import cross_carnet_duplicates
-
-    cross = cross_carnet_duplicates(entries, [o.tickets for o in ordered], options.lang)
+    batch = [BatchCarnet(e["id"], e["path"], e["carnet"].get("casino") or "", e["carnet"].get("table"), o.tickets)
+             for e, o in zip(entries, ordered)]
+    cross = [cross_carnet_json(f, v) for f, v in audit_batch(batch, load_profile(), options.lang)]
     return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered))
 
 
@@ -94,5 +100,6 @@ def _done(bar, on_done, job: CarnetJob, o: JobOutput) -> None:
 
 
 def worst_severity(values: list[int | None]) -> Severity | None:
+    """The highest of the carnets' worst severities (None when no carnet has a finding)."""
     present = [v for v in values if v is not None]
     return Severity(max(present)) if present else None

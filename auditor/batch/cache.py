@@ -65,6 +65,7 @@ class Cache:
         self.generated_at = options.generated_at
 
     def key(self, job: CarnetJob) -> str | None:
+        """The job's cache key, or None when its files cannot be read (then it is audited, and the reader says why)."""
         try:
             content = fingerprint(job.path)
         except OSError:
@@ -77,6 +78,7 @@ class Cache:
         return self.folder / key[:2] / key
 
     def load(self, key: str, index: int) -> JobOutput | None:
+        """The cached output under `key`, re-stamped with this run's time; None on a miss or a damaged entry."""
         d = self._dir(key)
         meta = d / "result.json"
         if not meta.is_file():
@@ -90,6 +92,7 @@ class Cache:
         return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True)
 
     def store(self, key: str, out: JobOutput) -> None:
+        """Keep `out` under `key`, written whole or not at all."""
         d = self._dir(key)
         tmp = d.with_name(d.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)

@@ -52,6 +52,7 @@ class CarnetJob:
     context: "series.SeriesContext | None" = None
 
     def context_digest(self) -> str:
+        """What the cache key holds of the run's context (baseline, reviews); empty without one."""
         return self.context.digest() if self.context is not None else ""
 
 

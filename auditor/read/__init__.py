@@ -28,6 +28,7 @@ def _has_coups_csv(folder: Path) -> bool:
 
 
 def is_carnet(path: Path) -> bool:
+    """`path` is a carnet: a workbook, or a folder holding coups.csv."""
     if path.is_file():
         return path.suffix.lower() in WORKBOOK_SUFFIXES
     return path.is_dir() and _has_coups_csv(path)

@@ -24,6 +24,8 @@ BOM = b"\xef\xbb\xbf"
 
 
 class DecodeError(ValueError):
+    """A CSV file in no encoding the reader knows."""
+
     pass
 
 
@@ -45,6 +47,7 @@ def decode(data: bytes) -> tuple[str, str]:
 
 
 def sniff_delimiter(text: str) -> str:
+    """The delimiter of a CSV text: `;` when its header has more of them than commas."""
     header = text.split("\n", 1)[0]
     return ";" if header.count(";") > header.count(",") else ","
 

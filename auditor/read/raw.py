@@ -65,11 +65,14 @@ class RawTable:
 
     @property
     def columns(self) -> list[str]:
+        """The source columns of the table (without `_row`)."""
         return [c for c in self.df.columns if c != "_row"]
 
 
 @dataclass
 class RawCarnet:
+    """A carnet as read: text tables with their source rows, before any typing, and what the reader refused."""
+
     path: str
     format: str                               # "xlsx" or "csv"
     sha256: str
@@ -107,6 +110,7 @@ def frame_from_rows(header: list, rows: list[list], first_row: int,
 
 
 def sha256_of(parts: list[tuple[str, bytes]]) -> str:
+    """The SHA-256 of a carnet's files (one file: its own digest; a folder: of the names and digests)."""
     h = hashlib.sha256()
     if len(parts) == 1 and parts[0][0] == "":
         h.update(parts[0][1])

@@ -52,6 +52,8 @@ class Refused(Exception):
 
 @dataclass
 class FormulaCell:
+    """A formula cell of a sheet, and whether Excel saved its result."""
+
     row: int            # 1-based, as Excel shows it
     col: int            # 0-based
     has_value: bool     # Excel saved the formula's result
@@ -59,6 +61,8 @@ class FormulaCell:
 
 @dataclass
 class SheetScan:
+    """What one pass over a sheet's XML found: its extent and its formula cells."""
+
     max_row: int = 0                    # 1-based; 0 = no cell
     max_col: int = 0                    # 1-based; 0 = no cell
     formulas: list[FormulaCell] = field(default_factory=list)
@@ -66,6 +70,9 @@ class SheetScan:
 
 @dataclass
 class WorkbookCheck:
+    """What the guard found in a workbook before calamine opens it: the sheets, their scans, and the sheets it
+    refuses."""
+
     sheet_members: dict[str, str]       # sheet name → zip member (as calamine resolves it)
     scans: dict[str, SheetScan]         # sheet name → scan (sheets asked for only)
     refused_sheets: dict[str, Refused]  # sheet name → why it cannot be read
@@ -214,6 +221,7 @@ class PrologReader:
         self.seen = b""
 
     def feed(self, piece: bytes) -> None:
+        """Parse the next piece of the XML, until its root element has been seen."""
         if self.done:
             return
         try:
@@ -233,6 +241,7 @@ class PrologReader:
 
     @property
     def root(self) -> tuple[str, dict] | None:
+        """The root element's name and attributes, once seen (else None)."""
         return self.target.root
 
 

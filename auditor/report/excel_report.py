@@ -182,6 +182,7 @@ def anchor_of(f: Finding, sheets: dict[str, SheetMap]) -> tuple[str, str] | None
 
 
 def comment_line(f: Finding, lab: dict, lang: str) -> str:
+    """A finding as the annotated workbook's comment says it."""
     lines = [f"{f.code} ({article_text(f.article, lab)}) — {f.message}"]
     if f.expected is not None and f.found is not None:
         lines.append(lab["xlsx_expected_found"].format(expected=f.expected, found=f.found))

@@ -14,6 +14,7 @@ from auditor.money import format_cents
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
+    """The jinja2 environment of the report templates (autoescaped, strict)."""
     env = Environment(loader=PackageLoader("auditor", "templates"),
                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -33,6 +34,7 @@ def _cents(context, cents) -> str:
 
 
 def render(template: str, view: dict) -> str:
+    """Render template `template` with `view`."""
     return environment().get_template(template).render(**view)
 
 

@@ -44,4 +44,5 @@ def findings_document(result: AuditResult, profile: Profile, source_path: str, a
 
 
 def dumps(document: dict) -> str:
+    """A JSON document as the outputs write it (UTF-8 text, indented, newline at the end)."""
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"

@@ -36,6 +36,8 @@ WIDTHS = {"date": 12, "amount": 12, "int": 9, "text": 24, "enum": 13}
 
 @dataclass(frozen=True)
 class ColumnSpec:
+    """One column of the blank template: its table, header, kind, and what it allows."""
+
     table: str
     name: str                 # the source column name, as the header must read
     kind: str                 # int / amount / date / text / enum

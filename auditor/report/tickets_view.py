@@ -67,6 +67,8 @@ class TicketValue:
 
 @dataclass
 class TicketSection:
+    """The report's ticket section: one row and picture per ticket value, and what the casino owes."""
+
     checked: bool            # the tickets table was read (EC83-01 checked)
     reason: str              # why not, when not
     series: list[TicketValue]

@@ -35,6 +35,8 @@ STAKES = [50, 100, 100, 200, 200, 500, 500, 500, 1000, 1000, 1000, 2000, 2000, 5
 
 @dataclass
 class Spec:
+    """What carnet to generate: séances, coups, stakes, seed, casino and table, with or without chouette."""
+
     seances: int = 3
     coups: int = 12                 # per séance
     mises: int = 6                  # average stakes per coup
@@ -58,6 +60,7 @@ class TicketStock:
         self.first_used: dict[int, dt.date] = {}
 
     def take(self, value: int, count: int, day: dt.date) -> tuple[int, int]:
+        """Detach `count` tickets of `value` on `day`: their first and last numbers."""
         start = self.next[value]
         self.next[value] = start + count
         self.first_used.setdefault(value, day)
@@ -316,12 +319,14 @@ def _register_books(t, stock: TicketStock, size: int) -> None:
 # -- writers ---------------------------------------------------------------
 
 def money_text(cents: int, decimal: str = ",", euro: bool = False) -> str:
+    """Cents as a carnet writes them (`12,50`, optionally with ` €`)."""
     sign = "-" if cents < 0 else ""
     e, c = divmod(abs(cents), 100)
     return f"{sign}{e}{decimal}{c:02d}" + (" €" if euro else "")
 
 
-def cell_text(column: str, value, decimal: str = ",", date_style: str = "fr") -> str:
+def source_text(column: str, value, decimal: str = ",", date_style: str = "fr") -> str:
+    """A value of `column` as the carnet's text (money, dates in `date_style`)."""
     if value is None:
         return ""
     if column in MONEY and not isinstance(value, str):
@@ -334,6 +339,7 @@ def cell_text(column: str, value, decimal: str = ",", date_style: str = "fr") ->
 def write_csv_folder(tables: dict[str, list[dict]], folder: Path, *, delimiter: str = ";",
                      decimal: str = ",", encoding: str = "utf-8", date_style: str = "fr",
                      columns: dict[str, list[str]] | None = None) -> Path:
+    """Write the tables as a CSV-folder carnet (one file per table)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         cols = (columns or COLUMNS).get(name, COLUMNS.get(name))
@@ -342,7 +348,7 @@ def write_csv_folder(tables: dict[str, list[dict]], folder: Path, *, delimiter: 
                        quoting=csv.QUOTE_MINIMAL)
         w.writerow(cols)
         for row in rows:
-            w.writerow([cell_text(c, row.get(c), decimal, date_style) for c in cols])
+            w.writerow([source_text(c, row.get(c), decimal, date_style) for c in cols])
         data = buf.getvalue()
         raw = ("\ufeff" + data).encode("utf-8") if encoding == "utf-8-sig" else data.encode(encoding)
         (folder / f"{name}.csv").write_bytes(raw)
@@ -351,6 +357,7 @@ def write_csv_folder(tables: dict[str, list[dict]], folder: Path, *, delimiter: 
 
 def write_xlsx(tables: dict[str, list[dict]], path: Path, *, sheet_names: dict[str, str] | None = None,
                columns: dict[str, list[str]] | None = None) -> Path:
+    """Write the tables as a workbook carnet (one sheet per table, money as numbers)."""
     from openpyxl import Workbook
 
     wb = Workbook()

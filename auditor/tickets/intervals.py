@@ -90,3 +90,17 @@ def merge_grouped(group: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.n
     out = pd.DataFrame({"g": g[first], "s": s[first], "e": np.maximum.reduceat(reach, first)})
     out = out.sort_values(["s", "g"], kind="stable")
     return out["g"].to_numpy(), out["s"].to_numpy(), out["e"].to_numpy()
+
+
+def running_reach(ends: np.ndarray, groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """For intervals sorted by start (within each group; groups contiguous):
+    the running maximum of their ends, `reach`, and the position of the last
+    interval that reached it, `reacher`. An interval starting at or before
+    the reach of the one before it meets an earlier interval: that one's."""
+    pos = np.arange(len(ends))
+    if groups is None:
+        reach = np.maximum.accumulate(ends) if len(ends) else ends
+        return reach, (np.maximum.accumulate(np.where(ends == reach, pos, 0)) if len(ends) else pos)
+    reach = pd.Series(ends).groupby(groups, sort=False).cummax().to_numpy()
+    reacher = pd.Series(np.where(ends == reach, pos, -1)).groupby(groups, sort=False).cummax().to_numpy()
+    return reach, reacher

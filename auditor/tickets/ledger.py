@@ -19,7 +19,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.cache import per_carnet
 from auditor.tickets.books import TicketBooks
-from auditor.tickets.intervals import merge, range_min
+from auditor.tickets.intervals import merge, range_min, running_reach
 
 PHASES = ("avant", "apres")            # phase codes of `TicketLedger.rows`: 0 avant, 1 apres
 NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
@@ -67,9 +67,11 @@ class TicketLedger(TicketBooks):
 
     # -- keys ------------------------------------------------------------------
     def number(self, key) -> np.ndarray:
+        """The ticket number of each key."""
         return np.asarray(key) % self.stride
 
     def valeur(self, key) -> np.ndarray:
+        """The ticket value (cents) of each key."""
         return self.values[np.asarray(key) // self.stride]
 
     # -- rows ------------------------------------------------------------------
@@ -130,6 +132,7 @@ class TicketLedger(TicketBooks):
 
     @cached_property
     def runs(self) -> pd.DataFrame:
+        """The rows kept for the series rules, with their keys: ks, ke (first and last number), in table order."""
         r = self.rows
         p, d, v = r["premier"].to_numpy(), r["dernier"].to_numpy(), r["valeur_cents"].to_numpy()
         ok = np.isin(v, self.values) & (p >= 1) & (d <= self.max) & (p <= d) & (p != NA_INT) & (d != NA_INT)
@@ -159,8 +162,7 @@ class TicketLedger(TicketBooks):
         ks, ke = ks[idx], ke[idx]
         if len(ks) == 0:
             return {"idx": idx, "ks": ks, "ke": ke, "reach": ke, "reacher": idx}
-        reach = np.maximum.accumulate(ke)
-        reacher = np.maximum.accumulate(np.where(ke == reach, np.arange(len(ke)), 0))
+        reach, reacher = running_reach(ke)
         return {"idx": idx, "ks": ks, "ke": ke, "reach": reach, "reacher": idx[reacher]}
 
     def covering(self, keys) -> np.ndarray:

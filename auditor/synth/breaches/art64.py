@@ -10,6 +10,7 @@ from auditor.synth.breaches.tables import pick, renumber_from, sync_books
 
 @injector("EC64-01")
 def coup_gap(t, rng):
+    """The coup numbers of a séance jump by one from some coup on (EC64-01)."""
     c, _ = pick(rng, t, lambda c, s: c["coup"] > 1)
     renumber_from(t, c["seance"], c["coup"], +1)
     return {"EC64-01"}
@@ -17,6 +18,7 @@ def coup_gap(t, rng):
 
 @injector("EC64-02")
 def rank_gap(t, rng):
+    """The last stake of a coup skips a rank (EC64-02)."""
     c, stakes = pick(rng, t, lambda c, s: len(s) >= 3)
     for m in stakes[-1:]:
         m["rang"] += 1
@@ -25,6 +27,7 @@ def rank_gap(t, rng):
 
 @injector("EC64-03")
 def wrong_total(t, rng):
+    """A simple coup's total for side a is 10,00 € too high (EC64-03)."""
     c, _ = pick(rng, t, lambda c, s: bool(s))
     c["total_a"] += 1000
     return {"EC64-03"}
@@ -32,6 +35,7 @@ def wrong_total(t, rng):
 
 @injector("EC64-04")
 def unequal_masses(t, rng):
+    """The excess of a coup is not returned: masses unequal, totals wrong (EC64-03, EC64-04)."""
     # The heavier side loses, so the winning mass (and the levy) is unchanged.
     def fits(c, s):
         back = [m for m in s if m["restitue"]]
@@ -44,6 +48,7 @@ def unequal_masses(t, rng):
 
 @injector("EC64-05")
 def excess_to_wrong_bettor(t, rng):
+    """The excess is returned to an earlier bettor of the side instead of the last (EC64-05)."""
     def fits(c, s):
         back = [m for m in s if m["restitue"]]
         if len(back) != 1:
@@ -60,12 +65,14 @@ def excess_to_wrong_bettor(t, rng):
 
 @injector("EC64-06")
 def cover_without_table(t, rng):
+    """The cover loses its table number (EC64-06, and the empty cell is EC00-02)."""
     t["carnet"][0]["table"] = None
     return {"EC64-06", "EC00-02"}
 
 
 @injector("EC64-07")
 def wrong_stamp(t, rng):
+    """A séance's date stamp is a day after its date (EC64-07)."""
     s = rng.choice(t["seances"])
     s["timbre"] = s["date"] + dt.timedelta(days=1)
     return {"EC64-07"}
@@ -73,6 +80,7 @@ def wrong_stamp(t, rng):
 
 @injector("EC64-08")
 def backdated_seance(t, rng):
+    """The last séance is dated the day before the one it follows (EC64-08)."""
     ordered = sorted(t["seances"], key=lambda s: s["seance"])
     if len(ordered) < 2:
         raise CannotInject("needs two séances")
@@ -90,6 +98,7 @@ def backdated_seance(t, rng):
 
 @injector("EC64-09")
 def coup_without_stakes(t, rng):
+    """Every stake of a coup is taken out (EC64-09)."""
     c, stakes = pick(rng, t, lambda c, s: bool(s))
     for m in stakes:
         t["mises"].remove(m)

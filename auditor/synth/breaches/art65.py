@@ -12,6 +12,7 @@ from auditor.synth.breaches.tables import (
 
 @injector("EC65-01")
 def run_without_adjudication(t, rng):
+    """The first coup of a chouette run loses its adjudication (EC65-01)."""
     c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] == "adjudication" and not in_run(t, c))
     set_event(t, c, None)
     return {"EC65-01"}
@@ -19,6 +20,7 @@ def run_without_adjudication(t, rng):
 
 @injector("EC65-02")
 def remise_without_saute(t, rng):
+    """A remise recorded inside a run where the chouette has not sauté (EC65-02)."""
     c, _ = pick_chouette(rng, t, lambda c, s: c["evenement"] is None and in_run(t, c))
     set_event(t, c, "remise")
     return {"EC65-02"}
@@ -26,6 +28,7 @@ def remise_without_saute(t, rng):
 
 @injector("EC65-03")
 def goes_on_after_saute(t, rng):
+    """A chouette goes on after a saute without its remise or new auction (EC65-03)."""
     # A remise after a saute left unrecorded (or, failing one, a new auction by the same
     # chouetteur not followed by a remise, which would then be a second one): the levy on
     # the chouette goes with the event.
@@ -42,6 +45,7 @@ def goes_on_after_saute(t, rng):
 
 @injector("EC65-04")
 def ponte_on_chouette_side(t, rng):
+    """A ponte stakes on the chouette side while the chouette holds less than its amount (EC65-04)."""
     # A ponte stakes on the chouette side although the chouette does not hold all of it;
     # totals, en dehors and both levies are recorded as they then are.
     levy = regulation_profile().levy
@@ -64,6 +68,7 @@ def ponte_on_chouette_side(t, rng):
 
 @injector("EC65-05")
 def wrong_en_dehors(t, rng):
+    """A chouette coup's recorded en dehors is 10,00 € more than its stakes hold (EC65-05)."""
     c, _ = pick_chouette(rng, t, lambda c, s: True)
     c["en_dehors"] = (c["en_dehors"] or 0) + 1000
     return {"EC65-05"}

@@ -10,6 +10,7 @@ from auditor.synth.breaches.tables import (
 
 @injector("EC66-01")
 def short_levy(t, rng):
+    """A simple coup's levy is 0,10 € short, and one 0,10 € ticket with it (EC66-01)."""
     c, _ = pick(rng, t, lambda c, s: c["prelevement"] % 100 >= 10)
     c["prelevement"] -= 10
     remove_ticket(t, c["seance"], c["coup"], 10)
@@ -18,6 +19,7 @@ def short_levy(t, rng):
 
 @injector("EC66-02")
 def short_levy_after(t, rng):
+    """A chouette coup's levy after the result is 0,10 € short (EC66-02)."""
     c, _ = pick_chouette(rng, t, lambda c, s: c["prelevement_apres"] >= 10)
     set_levy(t, c, "prelevement_apres", c["prelevement_apres"] - 10)
     return {"EC66-02"}
@@ -25,6 +27,7 @@ def short_levy_after(t, rng):
 
 @injector("EC661-01")
 def missing_ticket(t, rng):
+    """A 0,10 € ticket of a coup is taken off while its levy stays (EC661-01)."""
     c, _ = pick(rng, t, lambda c, s: c["prelevement"] % 100 >= 10)
     remove_ticket(t, c["seance"], c["coup"], 10)
     return {"EC661-01"}
@@ -32,6 +35,7 @@ def missing_ticket(t, rng):
 
 @injector("EC661-02")
 def too_many_tickets(t, rng):
+    """A 1 € ticket paid as ten 0,10 € tickets (EC661-02)."""
     # A 1 € ticket paid as ten 0,10 € tickets, in a séance that uses 1 € tickets elsewhere.
     options = []
     for c in t["coups"]:

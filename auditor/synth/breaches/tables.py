@@ -14,10 +14,12 @@ from auditor.synth.breaches.registry import CannotInject, Tables
 
 
 def coup_rows(t: Tables, table: str, seance: int, coup: int) -> list[dict]:
+    """The rows of `table` (mises, tickets) that belong to one coup."""
     return [r for r in t[table] if r["seance"] == seance and r["coup"] == coup]
 
 
 def simple_coups(t: Tables) -> list[dict]:
+    """The simple (not chouette) coups."""
     return [c for c in t["coups"] if c["type"] == "simple"]
 
 
@@ -71,20 +73,24 @@ def regulation_profile():
 
 
 def phase_key(r: dict) -> tuple:
+    """Where a ticket row sits in carnet order: séance, coup, avant before après."""
     return (r["seance"], r["coup"], r["phase"] != "avant")
 
 
 def adjust_cagnotte(t: Tables, seance: int, delta: int) -> None:
+    """Add `delta` cents to a séance's counted cagnotte (when it has one)."""
     for s in t["seances"]:
         if s["seance"] == seance and s.get("cagnotte") is not None:
             s["cagnotte"] += delta
 
 
 def phase_tickets(t: Tables, seance: int, coup: int, phase: str) -> list[dict]:
+    """The ticket rows of one coup and phase."""
     return [r for r in t["tickets"] if r["seance"] == seance and r["coup"] == coup and r["phase"] == phase]
 
 
 def seance_values(t: Tables, seance: int) -> set[int]:
+    """The ticket values a séance uses."""
     return {r["valeur"] for r in t["tickets"] if r["seance"] == seance}
 
 
@@ -173,6 +179,7 @@ def ticket_rows(t: Tables, value: int) -> list[dict]:
 
 
 def ticket_count(rows) -> int:
+    """How many tickets the runs `rows` hold."""
     return sum(r["dernier"] - r["premier"] + 1 for r in rows)
 
 
@@ -186,6 +193,7 @@ def fewest_ticket_count(amount: int, values) -> int | None:
 
 
 def all_minimal(t: Tables, seance: int) -> bool:
+    """Every coup and phase of the séance pays its levy with the fewest tickets."""
     values = seance_values(t, seance)
     by_phase: dict[tuple, list[dict]] = {}
     for r in t["tickets"]:
@@ -209,6 +217,7 @@ def card_holders(t: Tables, seance: int) -> list[tuple[int, int]]:
 
 
 def fiche_row(t: Tables, seance: int, number: int) -> dict:
+    """The register row of a séance's fiche."""
     return next(f for f in t["fiches"] if f["seance"] == seance and f["fiche"] == number)
 
 
@@ -229,14 +238,17 @@ def try_each(t: Tables, rng: random.Random, options: list, attempt: Callable[[Ta
 
 
 def coup_row(t: Tables, seance: int, number: int) -> dict | None:
+    """The coup of that séance and number, or None."""
     return next((c for c in t["coups"] if c["seance"] == seance and c["coup"] == number), None)
 
 
 def phase_amount(t: Tables, seance: int, coup: int, phase: str) -> int:
+    """The face value of the tickets of one coup and phase."""
     return sum(r["valeur"] * (r["dernier"] - r["premier"] + 1) for r in phase_tickets(t, seance, coup, phase))
 
 
 def chouette_coups(t: Tables) -> list[dict]:
+    """The chouette coups."""
     return [c for c in t["coups"] if c["type"] == "chouette"]
 
 
@@ -261,6 +273,7 @@ def pick_chouette(rng: random.Random, t: Tables, predicate: Callable[[dict, list
 
 
 def set_levy(t: Tables, c: dict, column: str, amount: int) -> None:
+    """Record a coup's levy for a phase and give it the tickets that represent it."""
     c[column] = amount
     retick(t, c["seance"], c["coup"], "avant" if column == "prelevement" else "apres", amount)
 
@@ -275,6 +288,7 @@ def set_event(t: Tables, c: dict, event: str | None) -> None:
 
 
 def later_in_run(t: Tables, c: dict) -> list[dict]:
+    """The coups after `c` in its chouette run."""
     out = []
     nxt = coup_row(t, c["seance"], c["coup"] + 1)
     while nxt is not None and in_run(t, nxt):

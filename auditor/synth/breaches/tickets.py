@@ -12,6 +12,7 @@ from auditor.synth.breaches.tables import (
 
 @injector("EC561-01")
 def book_put_in_service_late(t, rng):
+    """A book in use is put in service the day after its last ticket (EC561-01)."""
     size = regulation_profile().book_size
     day_of = {s["seance"]: s["date"] for s in t["seances"]}
     options = []
@@ -29,6 +30,7 @@ def book_put_in_service_late(t, rng):
 
 @injector("EC561-02")
 def tickets_backwards(t, rng):
+    """Two runs of one value swap their numbers, so the series goes back (EC561-02)."""
     options = []
     for v in sorted({r["valeur"] for r in t["tickets"]}):
         rows = ticket_rows(t, v)
@@ -46,6 +48,7 @@ def tickets_backwards(t, rng):
 
 @injector("EC561-03")
 def cagnotte_miscounted(t, rng):
+    """A séance's counted cagnotte is 0,10 € short of its tickets (EC561-03)."""
     s = rng.choice([s for s in t["seances"] if s.get("cagnotte") is not None] or [None])
     if s is None:
         raise CannotInject("no cagnotte")
@@ -55,6 +58,7 @@ def cagnotte_miscounted(t, rng):
 
 @injector("EC59-01")
 def fourth_ticket_value(t, rng):
+    """A séance uses a fourth ticket value (EC59-01)."""
     # Two big stakes at the head of a simple coup (one per side): the mass grows so that
     # the levy grows by the ticket values the séance does not use yet, detached at that coup.
     profile = regulation_profile()
@@ -91,6 +95,7 @@ def fourth_ticket_value(t, rng):
 
 @injector("EC82-01")
 def odd_ticket_value(t, rng):
+    """A levy paid with one ticket of a value outside the regulation (EC82-01)."""
     # The levy of a coup paid with one ticket of a value outside the regulation (its
     # amount exactly), in a séance with room for one more value.
     profile = regulation_profile()
@@ -114,6 +119,7 @@ def odd_ticket_value(t, rng):
 
 @injector("EC82-02")
 def ticket_number_too_high(t, rng):
+    """A value's series ends past the highest ticket number (EC82-02)."""
     top = regulation_profile().ticket_number_max
     options = [v for v in sorted({r["valeur"] for r in t["tickets"]}) if ticket_count(ticket_rows(t, v)) >= 2]
     if not options:
@@ -132,6 +138,7 @@ def ticket_number_too_high(t, rng):
 
 @injector("EC82-03")
 def ticket_reused(t, rng):
+    """A ticket detached again at a later coup (EC82-03)."""
     # A ticket is detached again at a later coup instead of the next one of the series.
     options = []
     for v in sorted({r["valeur"] for r in t["tickets"]}):
@@ -149,6 +156,7 @@ def ticket_reused(t, rng):
 
 @injector("EC83-01")
 def ticket_skipped(t, rng):
+    """A ticket number skipped in a value's series (EC83-01)."""
     options = [(v, rows) for v in sorted({r["valeur"] for r in t["tickets"]})
                for rows in [ticket_rows(t, v)] if len(rows) >= 2]
     if not options:
@@ -164,6 +172,7 @@ def ticket_skipped(t, rng):
 
 @injector("EC83-03")
 def unsigned_book(t, rng):
+    """A book in use is not paraphed (EC83-03)."""
     used = {r["valeur"] for r in t["tickets"]}
     size = regulation_profile().book_size
     books = [b for b in t.get("carnets_tickets", []) if any(
