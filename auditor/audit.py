@@ -33,16 +33,17 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
     folder). A carnet that cannot be read gives its EC00-01 finding; an error
     of the auditor itself too, unless `debug` (then it is raised).
     """
+    # Each rule's own defect is that rule's `not_checked` (see `audit`); only a
+    # defect of the reader or the normaliser leaves the carnet unaudited.
     try:
         carnet = normalise(read_carnet(path, limits))
-        return audit(carnet, profile, lang)
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:
             raise
         carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
         carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
-            "reason": f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300]})))
-        return audit(carnet, profile, lang)
+            "reason": internal_error(exc, lang)})))
+    return audit(carnet, profile, lang, debug=debug)
 
 
 def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str) -> Finding:
@@ -77,9 +78,11 @@ def _shown(value, lang: str) -> str | None:
     return None if value is None else str(value)
 
 
-def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
+def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:
     """Run every catalogue rule over a normalised carnet: findings in the spec's order, the status of each rule
-    (checked, or why not), the summary."""
+    (checked, or why not), the summary. A rule runs only when each table and column it declares is there; a rule
+    that raises is that rule's `not_checked` (internal error, with the exception's type) and the others still run.
+    `debug` lets the exception through instead (tests and the fuzzer)."""
     catalogue = load_catalogue()
     checks = registered()
     findings: list[Finding] = []
@@ -96,18 +99,43 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
         if carnet.unreadable and code != "EC00-01":
             statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("carnet_unreadable", lang)))
             continue
-        missing = [n for n in spec.needs if not carnet.has(n)]
+        missing = missing_needs(carnet, spec.required(carnet.tables))
         if missing:
             statuses.append(RuleStatus(code, Status.NOT_CHECKED,
                                        reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
             continue
-        got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]
+        try:
+            got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]
+        except Exception as exc:  # one rule's defect must not take the carnet's other rules with it
+            if debug:
+                raise
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=internal_error(exc, lang)))
+            continue
         findings.extend(got)
         statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
         if "chouette" in spec.passes_over and n_chouette:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
     findings = sort_findings(findings)
-    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes, profile)
+    checked = {r.code for r in statuses if r.status is Status.CHECKED}
+    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings, checked), lang, notes,
+                       profile)
+
+
+def missing_needs(carnet: Carnet, needs: tuple[str, ...]) -> list[str]:
+    """The needs the carnet lacks, as the reason names them: `coups.gagnant`,
+    or the table alone when the whole table is absent."""
+    out: list[str] = []
+    for need in needs:
+        table = need.partition(".")[0]
+        item = table if table not in carnet.tables else need
+        if not carnet.has(need) and item not in out:
+            out.append(item)
+    return out
+
+
+def internal_error(exc: BaseException, lang: str) -> str:
+    """An auditor defect as the reports show it: the exception's type and message."""
+    return label("internal_error", lang).format(error=f"{type(exc).__name__}: {exc}")[:300]
 
 
 def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr") -> list[tuple[Finding, Violation]]:
@@ -131,14 +159,16 @@ def _count_coups(carnet: Carnet, kind: str) -> int:
     return int(eq(carnet.df("coups")["type"], kind).sum())
 
 
-def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
+def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:
     by = {s: 0 for s in Severity}
     for f in findings:
         by[f.severity] += 1
     tables = row_accounting(carnet, findings)
     rejected = sum(t["rejected"] for t in tables.values())
     rows_read = sum(t.rows_read for t in carnet.tables.values())
-    expected, recorded = levy_totals(carnet, profile) if _levy_ready(carnet) else (0, 0)
+    # The levy totals are the levy rules' own figures: shown when both rules ran.
+    ready = {"EC66-01", "EC66-02"} <= checked and _levy_ready(carnet)
+    expected, recorded = levy_totals(carnet, profile) if ready else (0, 0)
 
     def n(table):
         return len(carnet.tables[table].df) if table in carnet.tables else 0
@@ -149,10 +179,32 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
         "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
         "rows_read": rows_read, "rows_rejected": rejected,
         "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
-        "impact_cents": int(sum(f.impact_cents for f in findings if f.impact_cents > 0)),
+        "impact_cents": total_at_stake(findings),
         "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
         "tables": tables,
     }
+
+
+# A lost ticket is both a levy without its tickets (EC661-01) and a number missing
+# from its value's series (EC83-01): the same cents, told twice.
+SAME_LOSS = ("EC661-01", "EC83-01")
+
+
+def total_at_stake(findings: list[Finding]) -> int:
+    """The money at stake, each cent once: the positive impacts of the
+    findings, except that per séance the levy recorded without its tickets
+    (EC661-01) and the tickets missing from the series (EC83-01) count as the
+    larger of the two, not both (docs/interpretations.md, "Money at stake")."""
+    total = 0
+    per_seance: dict[object, list[int]] = {}
+    for f in findings:
+        if f.impact_cents <= 0:
+            continue
+        if f.code in SAME_LOSS:
+            per_seance.setdefault(f.seance, [0, 0])[SAME_LOSS.index(f.code)] += f.impact_cents
+        else:
+            total += f.impact_cents
+    return int(total + sum(max(pair) for pair in per_seance.values()))
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:

@@ -78,13 +78,43 @@ class Carnet:
         """Rows of `table` whose `field_name` cell could not be read (an EC00-02).
 
         A <NA> there means "unreadable", not "empty": rules that report a
-        missing value skip those rows.
+        missing value skip those rows (a required cell left empty is empty).
         """
         t = self.tables[table]
         source = t.source_column(field_name)
         rows = {v.row for code, v in self.problems
-                if code == "EC00-02" and v.table == table and v.column == source}
+                if code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"}
         return t.df["_row"].isin(rows).astype(bool)
+
+    def unreadable_rows(self, table: str, *fields: str) -> pd.Series:
+        """Rows of `table` with an unreadable or empty required cell in any of
+        `fields`: rows whose value there is unknown."""
+        t = self.tables[table]
+        sources = {t.source_column(f) for f in fields}
+        rows = {v.row for code, v in self.problems
+                if code == "EC00-02" and v.table == table and v.column in sources}
+        return t.df["_row"].isin(rows).astype(bool)
+
+    def could_be(self, table: str, keys: list[str], target: pd.DataFrame) -> pd.Series:
+        """Rows of `target` that a row of `table` with an unreadable key could
+        belong to: the row's readable keys match, its unreadable ones match
+        anything. A stake whose coup number cannot be read may be any coup of
+        its séance; a rule that totals a coup's rows cannot total those."""
+        t = self.df(table)
+        blind = self.unreadable_rows(table, *keys).to_numpy()
+        out = pd.Series(False, index=target.index)
+        if not blind.any():
+            return out
+        rows = t.loc[blind, keys].drop_duplicates()
+        for pattern in rows.isna().drop_duplicates().itertuples(index=False):
+            # One pass per pattern of unreadable keys (at most 2^len(keys)), never per row.
+            known = [k for k, missing in zip(keys, pattern) if not missing]
+            sel = rows[(rows.isna().to_numpy() == list(pattern)).all(axis=1)]
+            if not known:
+                return pd.Series(True, index=target.index)
+            match = target[known].merge(sel[known].drop_duplicates(), how="left", on=known, indicator=True)
+            out |= (match["_merge"] == "both").to_numpy()
+        return out
 
     @property
     def cover(self) -> dict:

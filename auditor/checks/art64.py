@@ -9,16 +9,28 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, records, sequence_breaks
-from auditor.derived.amounts import coup_amounts, verifiable_coups
-from auditor.frames import shared_codes
+from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
+from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator[Violation]:
-    for r in records(sequence_breaks(df, keys, col)):
+def _repeated(carnet: Carnet) -> pd.DataFrame:
+    c = carnet.df("coups")
+    return c.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
+
+
+def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
+            skip: pd.DataFrame | None = None) -> Iterator[Violation]:
+    df = carnet.df(table)
+    if skip is not None and len(skip):
+        out = df[keys].merge(skip, how="left", on=keys, indicator=True)
+        df = df[(out["_merge"] != "both").to_numpy()]
+    breaks = sequence_breaks(df, keys, col)
+    for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
         number = r["first"] if missing else r["found"]
@@ -32,7 +44,7 @@ def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator
                                 "count": (r["last"] - r["first"] + 1) if missing else 1})
 
 
-@check("EC64-01", needs=("coups",))
+@check("EC64-01", needs=(COUP_KEYS,))
 def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Coup numbers of a séance run 1, 2, 3 … in row order.
 
@@ -40,10 +52,10 @@ def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Non-compliant: séance 2 jumps from coup 13 to coup 15.
     Compliant: séance 2 numbers its coups 1 … 40 without gap or repeat.
     """
-    return _breaks(carnet.df("coups"), ["seance"], "coup", "coups")
+    return _breaks(carnet, ["seance"], "coup", "coups")
 
 
-@check("EC64-02", needs=("mises",))
+@check("EC64-02", needs=("mises.seance,coup,rang", COUP_KEYS))
 def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The `rang` of a coup's stakes runs 1 … k in row order.
 
@@ -51,10 +63,11 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     Non-compliant: ranks 1, 2, 4 in one coup.
     Compliant: ranks 1, 2, 3.
     """
-    return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
+    # The stakes of a repeated coup number belong to two coups: their ranks cannot be told apart.
+    return _breaks(carnet, ["seance", "coup"], "rang", "mises", skip=_repeated(carnet))
 
 
-@check("EC64-03", needs=("coups", "mises"))
+@check("EC64-03", needs=("coups.type,total_a,total_b", *STAKES))
 def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each recorded side total equals the sum held on that side (with the chouette's part, in chouette).
 
@@ -75,7 +88,7 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
                         "sur_chouette_cents": r["sur_chouette"]}))
 
 
-@check("EC64-04", needs=("coups", "mises"))
+@check("EC64-04", needs=("coups.type", *STAKES))
 def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The two masses are equal once the excess is returned; a chouette holds between 0 and its amount.
 
@@ -105,7 +118,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
 
 
-@check("EC64-05", needs=("coups", "mises"))
+@check("EC64-05", needs=("mises.rang", *STAKES))
 def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The excess goes back to the last inscribed bettors of the heavier side only.
 
@@ -161,7 +174,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
 
-@check("EC64-06", needs=("carnet",))
+@check("EC64-06", needs=("carnet.table,date_debut",), needs_if_present=("seances.date",))
 def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cover gives the table number and the start date; no séance precedes it.
 
@@ -174,20 +187,21 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     row = next(records(cover))
     for field, kind in (("table", "no_table"), ("date_debut", "no_date")):
-        if row[field] is None:
+        # An unreadable cell is its EC00-02, not a missing table number or date.
+        if row[field] is None and not carnet.unreadable_cells("carnet", field).iat[0]:
             yield Violation(table="carnet", row=row["_row"], column=field, kind=kind)
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
     s = s[s["date"].notna()]
-    early = s[s["date"] < row["date_debut"]].sort_values(["date", "_row"]).head(1)
+    early = s[s["date"] < row["date_debut"]].sort_values(["date", "seance", "_row"]).head(1)
     yield from emit(early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
 
 
-@check("EC64-07", needs=("seances.timbre",))
+@check("EC64-07", needs=("seances.date,timbre",))
 def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each séance bears the date stamp, showing the séance's date.
 
@@ -196,7 +210,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    missing = s[s["timbre"].isna()]
+    missing = s[s["timbre"].isna() & ~carnet.unreadable_cells("seances", "timbre")]
     yield from emit(missing, lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
@@ -207,7 +221,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
 
 
-@check("EC64-08", needs=("seances",))
+@check("EC64-08", needs=("seances.seance,date",))
 def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Séance numbers are unique and a higher number never has an earlier date.
 
@@ -231,7 +245,7 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
         params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
 
 
-@check("EC64-09", needs=("coups", "mises"))
+@check("EC64-09", needs=(COUP_KEYS, "mises.seance,coup"))
 def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every coup has at least one stake.
 
@@ -240,6 +254,6 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = coup_amounts(carnet)
-    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna()]
+    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

@@ -12,6 +12,7 @@ from auditor.derived.chouette import chouette_state
 from auditor.frames import eq
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.checks._needs import STAKES, CHOUETTE_STATE
 
 
 def _coup(r: dict, column: str | None, kind: str, **extra) -> Violation:
@@ -19,7 +20,7 @@ def _coup(r: dict, column: str | None, kind: str, **extra) -> Violation:
                      kind=kind, **extra)
 
 
-@check("EC65-01", needs=("coups",))
+@check("EC65-01", needs=("coups.seance,coup,type,joueur_a",))
 def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A chouette run starts with its adjudication; every chouette coup records
     the chouette and the sums held outside it.
@@ -39,7 +40,7 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
         yield from emit(empty, lambda r, f=field, k=kind: _coup(r, f, k, found=""))
 
 
-@check("EC65-02", needs=("coups",))
+@check("EC65-02", needs=CHOUETTE_STATE)
 def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A remise comes right after a saute, once per adjudication, for the adjudicated amount.
 
@@ -61,7 +62,7 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
 
-@check("EC65-03", needs=("coups",))
+@check("EC65-03", needs=CHOUETTE_STATE)
 def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """After a saute the chouette is re-staked or auctioned; after its second saute, auctioned.
 
@@ -82,7 +83,7 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 
-@check("EC65-04", needs=("coups", "mises"))
+@check("EC65-04", needs=("coups.type", *STAKES))
 def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Sums are held on the chouette side only when the chouette holds its full amount.
 
@@ -98,7 +99,7 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
                 "chouette_cents": r["chouette_cents"]}))
 
 
-@check("EC65-05", needs=("coups", "mises"))
+@check("EC65-05", needs=("coups.type", *STAKES))
 def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The recorded `en_dehors` equals the sums held on the chouette side.
 

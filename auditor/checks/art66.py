@@ -12,9 +12,10 @@ from auditor.frames import eq
 from auditor.model import Cents, Violation
 from auditor.money import accepted
 from auditor.registry import check
+from auditor.checks._needs import STAKES
 
 
-@check("EC66-01", needs=("coups",))
+@check("EC66-01", needs=("coups.type,gagnant,prelevement,total_a,total_b", *STAKES))
 def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a simple coup is 5 % of the winning side, rounded to 0.10 €.
 
@@ -38,7 +39,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         impact_cents=-r["prelevement_apres_cents"]))
 
 
-@check("EC66-02", needs=("coups",))
+@check("EC66-02", needs=("coups.type,gagnant,prelevement,total_b", *STAKES))
 def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a chouette coup: before the deal, 5 % of the sums held outside
     the chouette, plus 5 % of the chouette at an adjudication or remise; after

@@ -13,6 +13,7 @@ from auditor.checks._util import emit
 from auditor.frames import shared_codes
 from auditor.model import Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS
 
 
 @check("EC00-01")
@@ -44,7 +45,7 @@ def _orphans(child: pd.DataFrame, parent: pd.DataFrame, keys: list[str]) -> pd.D
     return c[~np.isin(child_codes, parent_codes)]
 
 
-@check("EC00-03", needs=("coups",))
+@check("EC00-03", needs=(COUP_KEYS, "mises.seance,coup", "tickets.seance,coup", "seances.seance"))
 def references_resolve(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Stakes and tickets refer to a recorded coup; coups to a recorded séance.
 
@@ -56,11 +57,14 @@ def references_resolve(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     for table in ("mises", "tickets"):
         if table in carnet.tables:
             hit = _orphans(carnet.df(table), coups, ["seance", "coup"])
+            # A coup row whose séance or number cannot be read may be the one referred to.
+            hit = hit[~carnet.could_be("coups", ["seance", "coup"], hit).to_numpy()]
             yield from emit(hit, lambda r, t=table: Violation(
                 table=t, row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"],
                 rang=r.get("rang"), kind="no_coup", found=str(r["coup"])))
     if "seances" in carnet.tables:
         hit = _orphans(coups, carnet.df("seances"), ["seance"])
+        hit = hit[~carnet.could_be("seances", ["seance"], hit).to_numpy()]
         yield from emit(hit, lambda r: Violation(
             table="coups", row=r["_row"], column="seance", seance=r["seance"], coup=r["coup"],
             kind="no_seance", found=str(r["seance"])))

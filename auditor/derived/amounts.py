@@ -12,12 +12,26 @@ from auditor.frames import eq, group_sums, lookup, shared_codes
 
 
 @per_carnet
+def repeated_coups(carnet: Carnet) -> pd.Series:
+    """Rows of `coups` whose (séance, coup) is written on more than one row."""
+    c = carnet.df("coups")
+    known = (c["seance"].notna() & c["coup"].notna()).to_numpy()
+    out = np.zeros(len(c), dtype=bool)
+    if known.any():
+        code = shared_codes(c[known])[0]
+        out[known] = pd.Series(code).duplicated(keep=False).to_numpy()
+    return pd.Series(out, index=c.index)
+
+
+@per_carnet
 def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     """One row per coup of `coups` (same index), with the stakes' sums.
 
     held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
     n_mises: how many stake rows; unverifiable: a stake of the coup has an
-    unreadable amount or side (mass and levy rules skip the coup);
+    unreadable amount or side, or a stake whose séance or coup cannot be
+    read may be the coup's, or the coup's number is repeated (mass, levy
+    and ticket rules skip the coup);
     sur_chouette = held_b − held_a (chouette: what the chouette holds
     against the pontes); mass_a / mass_b: the masses of spec § Derived.
 
@@ -58,6 +72,12 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     out["held_b"] = out["held_b"].astype("Int64")
     out["n_mises"] = out["n_mises"].fillna(0).astype("int64")
     out["unverifiable"] = out["unverifiable"].astype("boolean").fillna(False).astype(bool)
+    if "mises" in carnet.tables:
+        # A stake whose séance or coup cannot be read may belong to the coup: its sums are unknown.
+        out["unverifiable"] |= carnet.could_be("mises", ["seance", "coup"], coups).to_numpy()
+    # Two coup rows with one (séance, coup) would pool their stakes and tickets:
+    # EC64-01 reports the repeat, no amount is computed from the pool.
+    out["unverifiable"] |= repeated_coups(carnet).to_numpy()
     out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
     chouette = eq(out["type"], "chouette")
     out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])

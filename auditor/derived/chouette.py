@@ -14,20 +14,29 @@ per carnet: the rules of art. 65, the levy and the report's run list read it.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq
+from auditor.frames import eq, shared_codes
 
 @per_carnet
 def ordered_coups(carnet: Carnet) -> pd.DataFrame:
-    """The coups with a séance, in carnet order (séance, then row order),
-    with `pos`: the coup's position within its séance (0, 1, 2 …)."""
+    """The coups with a séance and a number, in the order of play: séance, then
+    coup number (rows out of numbering order are EC64-01's business only; a
+    repeated number keeps its rows' order). `pos`: the coup's position within
+    its séance (0, 1, 2 …); `follows`: the coup comes right after the
+    previous one (its number is the previous number + 1), so that a rule
+    about "the next coup" never bridges a gap, a repeat or an unreadable number."""
     c = carnet.df("coups")
-    c = c[c["seance"].notna()].sort_values(["seance", "_row"], kind="stable")
-    return c.assign(pos=c.groupby("seance", sort=False).cumcount())
+    c = c[(c["seance"].notna() & c["coup"].notna()).to_numpy()]
+    key = shared_codes(c)[0]
+    if not np.all(key[1:] >= key[:-1]):      # usually written in order already: then no sort
+        c = c.iloc[np.argsort(key, kind="stable")]
+    g = c.groupby("seance", sort=False)
+    return c.assign(pos=g.cumcount(), follows=(c["coup"] - g["coup"].shift() == 1).fillna(False).astype(bool))
 
 
 @per_carnet

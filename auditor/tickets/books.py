@@ -14,7 +14,7 @@ from auditor.tickets.intervals import gaps, merge, overlaps
 
 class TicketBooks:
     """Book views of `TicketLedger` (which provides `used`, `runs`, `values`,
-    `stride`, `book_size`, `max` and `register`)."""
+    `stride`, `book_size`, `max`, `register` and `_fillable`)."""
 
     @cached_property
     def books(self) -> pd.DataFrame | None:
@@ -88,7 +88,8 @@ class TicketBooks:
         hs, he, resume = gaps(us, ue, self.stride)
         bs, be = self.started_books
         i, _, s, e = overlaps(hs, he, bs, be)
-        return s, e, resume[i]
+        keep = ~self._fillable(s, e)
+        return s[keep], e[keep], resume[i][keep]
 
     @cached_property
     def outside_books(self) -> tuple[np.ndarray, np.ndarray]:

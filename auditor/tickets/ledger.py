@@ -59,6 +59,8 @@ class TicketLedger(TicketBooks):
     def __init__(self, carnet: Carnet, profile: Profile):
         # Frames only, never the carnet: the cache below must not keep it alive.
         self.table = carnet.df("tickets")
+        # Rows whose value or numbers could not be read: they may fill a hole of the series.
+        self.blind = carnet.unreadable_rows("tickets", "valeur_cents", "premier", "dernier").to_numpy()
         self.register = carnet.df("carnets_tickets") if "carnets_tickets" in carnet.tables else None
         self.values = np.array(sorted(set(profile.ticket_values_cents)), dtype=np.int64)
         self.book_size = int(profile.book_size)
@@ -236,6 +238,28 @@ class TicketLedger(TicketBooks):
             starts_run = ms == r["premier"].to_numpy()[owner]
             g[owner[starts_run]] += me[starts_run] - ms[starts_run] + 1
         return g
+
+    def _fillable(self, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+        """Holes (key intervals) that a row with an unreadable value or number
+        could fill: any hole of its value when a number is unreadable, any
+        hole meeting its numbers in every value when its value is unreadable."""
+        out = np.zeros(len(s), dtype=bool)
+        if not self.blind.any() or len(s) == 0:
+            return out
+        r = self.rows[self.blind]
+        v, p, d = r["valeur_cents"].to_numpy(), r["premier"].to_numpy(), r["dernier"].to_numpy()
+        numbers_known = (p != NA_INT) & (d != NA_INT)
+        if ((v == NA_INT) & ~numbers_known).any():
+            return ~out
+        hole_value = self.valeur(s)
+        out |= np.isin(hole_value, v[(v != NA_INT) & ~numbers_known])
+        lo, hi = p[(v == NA_INT) & numbers_known], d[(v == NA_INT) & numbers_known]
+        if len(lo) * len(s) > 10_000_000:
+            return ~out       # too many to pair: none of the holes can be told for sure
+        if len(lo):
+            n_s, n_e = self.number(s), self.number(e)
+            out |= ((n_s[:, None] <= hi[None, :]) & (n_e[:, None] >= lo[None, :])).any(axis=1)
+        return out
 
 
 @per_carnet
