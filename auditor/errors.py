@@ -3,3 +3,8 @@
 
 class UsageError(Exception):
     pass
+
+
+class WriteError(UsageError):
+    """An output could not be written (disk full, permission lost): the run
+    stops there, with one message and exit status 2."""
