@@ -221,9 +221,12 @@ def _warm_up(options) -> None:
     from auditor.generate import Spec, generate, write_csv_folder
     from auditor.pipeline import CarnetJob
 
-    with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
-        path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
-        run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
+            path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
+            run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+    except Exception:
+        pass  # only a head start: the first carnet then pays it
 
 
 def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
@@ -241,7 +244,13 @@ def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
         if message is None:
             return
         index, job, retry = message
-        out = audit_guarded(index, job, options, bounds, watchdog, retry)
+        try:
+            out = audit_guarded(index, job, options, bounds, watchdog, retry)
+        except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
+            from auditor.batch import fault_output
+
+            out = fault_output(index, job, options, "unreadable",
+                               reason=f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300])
         out.pid = os.getpid()
         # A carnet stopped half-way may have left anything behind, and memory
         # still held near the limit would count against the next carnet: start afresh.
@@ -297,7 +306,7 @@ class LocalPool:
         lost: list[tuple[int, object]] = []
         yield from self._drain(deque(items), self.size, lost)
         for index, job in lost:
-            self.notice(f"{job.shown}: retried alone")
+            self.notice(f"{job.shown}: retrying it alone")
             yield from self._drain(deque([(index, job)]), 1, None)
 
     def close(self, kill: bool = False) -> None:
@@ -319,22 +328,17 @@ class LocalPool:
         """Audit every carnet of `queue` on at most `size` workers. A carnet
         whose worker dies goes to `lost` (retried alone later), or with no
         `lost` (it was alone) becomes its EC00-01."""
+        from multiprocessing.connection import wait
+
+        alone = lost is None
         while queue or any(w.held for w in self.workers):
             busy = sum(w.held is not None for w in self.workers)
             for w in [w for w in self.workers if w.held is None][max(0, size - busy):]:
                 self._retire(w)  # more workers than this phase uses
             while len(self.workers) < min(size, busy + len(queue)):
                 self._start()
-            for w in self.workers:
-                if queue and w.ready and w.held is None:
-                    w.held, w.started = queue.popleft(), time.monotonic()
-                    try:
-                        w.conn.send((*w.held, lost is None))
-                    except OSError:
-                        pass  # it died: its end of the pipe says so below
+            self._dispatch(queue, alone)
             outputs = []
-            from multiprocessing.connection import wait
-
             ready = set(wait([w.conn for w in self.workers], timeout=TICK_S))
             for w in [w for w in self.workers if w.conn in ready]:
                 try:
@@ -352,7 +356,17 @@ class LocalPool:
                     if retire:
                         self._retire(w)
             outputs.extend(self._overdue())
+            self._dispatch(queue, alone)  # the next carnets start while the client writes these
             yield from outputs
+
+    def _dispatch(self, queue: deque, alone: bool) -> None:
+        for w in self.workers:
+            if queue and w.ready and w.held is None:
+                w.held, w.started = queue.popleft(), time.monotonic()
+                try:
+                    w.conn.send((*w.held, alone))
+                except OSError:
+                    pass  # it died: its end of the pipe says so
 
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()

@@ -147,7 +147,7 @@ def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
     code, err = finish(proc)
     assert code == 0, err
     assert "t3: the audit process was killed (SIGKILL); the carnet will be retried alone" in err
-    assert "t3: retried alone" in err
+    assert "t3: retrying it alone" in err
     entries = accounted(out)
     assert {e["verdict"] for e in entries.values()} == {"ok"}
 
