@@ -244,6 +244,7 @@ def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
         if message is None:
             return
         index, job, retry = message
+        conn.send(("started",))  # a death from here on is this carnet's
         try:
             out = audit_guarded(index, job, options, bounds, watchdog, retry)
         except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
@@ -265,7 +266,8 @@ class _Worker:
     process: object
     conn: object
     ready: bool = False
-    held: tuple | None = None        # (index, job) being audited
+    held: tuple | None = None        # (index, job) sent to it
+    acked: bool = False              # it said it started on `held`
     started: float = 0.0
 
 
@@ -346,9 +348,11 @@ class LocalPool:
                 except Exception:  # EOF, or a message cut off by the death
                     message = None
                 if message is None:
-                    outputs.extend(self._lost(w, lost))
+                    outputs.extend(self._lost(w, lost, queue))
                 elif message[0] == "ready":
                     w.ready, self.start_failures = True, 0
+                elif message[0] == "started":
+                    w.acked, w.started = True, time.monotonic()
                 else:
                     _, out, retire = message
                     w.held = None
@@ -362,7 +366,7 @@ class LocalPool:
     def _dispatch(self, queue: deque, alone: bool) -> None:
         for w in self.workers:
             if queue and w.ready and w.held is None:
-                w.held, w.started = queue.popleft(), time.monotonic()
+                w.held, w.acked, w.started = queue.popleft(), False, time.monotonic()
                 try:
                     w.conn.send((*w.held, alone))
                 except OSError:
@@ -394,9 +398,12 @@ class LocalPool:
         w.process.close()
         return code
 
-    def _lost(self, w: _Worker, lost: list | None) -> list:
+    def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
         self.workers.remove(w)
         code = self._reap(w)
+        if w.held is not None and not w.acked:
+            queue.appendleft(w.held)  # it died before starting on it (killed idle): not the carnet's doing
+            w.held = None
         if w.held is None:
             if not w.ready:
                 self.start_failures += 1
