@@ -16,6 +16,7 @@ from auditor import __version__
 from auditor.catalogue import load_catalogue
 from auditor.errors import UsageError
 from auditor.model import Severity
+from auditor.limits import DEFAULT_BOUNDS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -57,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest workbook or CSV file read (default 200); past it: EC00-01")
     a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
     a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
+    a.add_argument("--timeout-per-carnet", type=_positive, metavar="SECONDS", default=DEFAULT_BOUNDS.timeout_s,
+                   help=f"longest audit of one carnet (default {DEFAULT_BOUNDS.timeout_s}); past it: EC00-01")
+    a.add_argument("--max-memory-mb", type=_positive, metavar="MB", default=DEFAULT_BOUNDS.memory_mb,
+                   help=f"most resident memory of the process auditing one carnet (default "
+                        f"{DEFAULT_BOUNDS.memory_mb}); past it: EC00-01")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
@@ -149,8 +155,11 @@ def cmd_rules(args) -> int:
 def cmd_audit(args) -> int:
     """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
     index and summary."""
+    from auditor.atomic import write_failure
     from auditor.batch import Options, run_batch, worst_severity
     from auditor.batch.plan import plan
+    from auditor.limits import Bounds
+    from auditor.errors import WriteError
     from auditor.render import write_batch
     from auditor.report.json_report import generated_at
 
@@ -174,16 +183,34 @@ def cmd_audit(args) -> int:
     options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
                       limits=_limits(args))
     lines = not args.quiet and not sys.stderr.isatty()
+    batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
+    if batch:
+        # A run that stops half-way must not leave the last run's summary
+        # looking like this one's: it is written again at the end.
+        for name in ("summary.json", "index.html"):
+            try:
+                (args.out / name).unlink(missing_ok=True)
+            except OSError as exc:
+                raise WriteError(write_failure(args.out / name, exc)) from None
+    done = []
 
     def report_line(job, output):
+        done.append(job.id)
         if lines:
             s = output.entry["summary"]
             print(f"{job.shown}: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info "
                   f"→ {args.out / job.id}", file=sys.stderr)
 
-    result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
-                       cache_dir=args.cache, progress=not args.quiet, on_done=report_line)
-    batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
+    try:
+        result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
+                           cache_dir=args.cache, progress=not args.quiet, on_done=report_line,
+                           bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
+                           notice=lambda text: print(f"ecarte-audit: {text}", file=sys.stderr))
+    except KeyboardInterrupt:
+        resume = ("run the same command again to audit only the rest" if args.cache
+                  else "with --cache DIR, a new run resumes where the last one stopped")
+        print(f"ecarte-audit: interrupted after {len(done)} of {len(jobs)} carnet(s); {resume}", file=sys.stderr)
+        return 130
     if batch:
         write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
                     result.cross_findings)

@@ -74,13 +74,14 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
            "generated_at": generated_at, "carnets": entries, "totals": totals,
            "cross_carnet_findings": cross_findings or []}
+    from auditor.atomic import write_atomic
+
     if "json" in formats:
-        (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
         from auditor.report.view import index_view
 
-        (out / "index.html").write_text(html_report.render("index.html.j2", index_view(doc, lang)),
-                                        encoding="utf-8")
+        write_atomic(out / "index.html", html_report.render("index.html.j2", index_view(doc, lang)))
 
 
 def cross_carnet_json(f: Finding, v: Violation) -> dict:

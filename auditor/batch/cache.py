@@ -12,8 +12,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from auditor import __version__
+from auditor.atomic import write_failure
 from auditor.batch.plan import CarnetJob, JobOutput, Options
 from auditor.catalogue import rules_root
+from auditor.errors import WriteError
 from auditor.read.raw import file_digest, sha256_of_digests
 from auditor.render import restamp_outputs
 
@@ -95,12 +97,16 @@ class Cache:
         """Keep `out` under `key`, written whole or not at all."""
         d = self._dir(key)
         tmp = d.with_name(d.name + f".tmp{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        (tmp / "files").mkdir(parents=True)
-        for name, data in out.files.items():
-            (tmp / "files" / name).write_bytes(data)
-        meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
-                "tickets": out.tickets, "worst": out.worst}
-        (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
-        shutil.rmtree(d, ignore_errors=True)
-        tmp.rename(d)  # atomic: a reader sees a whole entry or none
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            (tmp / "files").mkdir(parents=True)
+            for name, data in out.files.items():
+                (tmp / "files" / name).write_bytes(data)
+            meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
+                    "tickets": out.tickets, "worst": out.worst}
+            (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
+            shutil.rmtree(d, ignore_errors=True)
+            tmp.rename(d)  # atomic: a reader sees a whole entry or none
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise WriteError(write_failure(d, exc)) from None

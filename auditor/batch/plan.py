@@ -37,6 +37,8 @@ class JobOutput:
     tickets: list[list]               # [value, premier, dernier, séance, coup, row] runs, for EC82-03
     worst: int | None                 # highest severity found (Severity value)
     cached: bool = False
+    fault: str | None = None          # the audit did not finish: killed, timeout, memory_limit
+    pid: int | None = None            # the worker process that audited it
 
 
 @dataclass

@@ -47,8 +47,10 @@ def write_annotated(result: AuditResult, source_path: str | Path, out_path: str 
                     lang: str | None = None, generated_at: str | None = None) -> Path:
     """Write annotated.xlsx for one audited carnet (see `annotated_bytes`)."""
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(annotated_bytes(result, source_path, lang, generated_at))
+    from auditor.atomic import make_folder, write_atomic
+
+    make_folder(out.parent)
+    write_atomic(out, annotated_bytes(result, source_path, lang, generated_at))
     return out
 
 
