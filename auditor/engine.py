@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
+from auditor.fingerprint import assign as assign_fingerprints, seance_dates
 from auditor.frames import eq
 from auditor.i18n import format_day, label
 from auditor.model import Cents, Day, Finding, RuleStatus, Severity, Status, Violation, sort_findings
@@ -48,7 +49,7 @@ def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet, lang: str) -> Fin
         message=meta.message(v.kind, lang).format(**params),
         table=v.table, row=v.row, column=column, cell=cell,
         seance=v.seance, coup=v.coup, rang=v.rang,
-        expected=expected, found=found, impact_cents=int(v.impact_cents),
+        expected=expected, found=found, impact_cents=int(v.impact_cents), field=v.column,
     )
 
 
@@ -87,7 +88,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr") -> AuditResult:
         statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
         if "chouette" in spec.passes_over and n_chouette:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
-    findings = sort_findings(findings)
+    findings = assign_fingerprints(sort_findings(findings), carnet.cover, seance_dates(carnet))
     return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings), lang, notes, profile)
 
 
