@@ -22,6 +22,7 @@ from typing import Iterable, Iterator
 from auditor import __version__
 from auditor.catalogue import load_profile, rules_root
 from auditor.errors import UsageError
+from auditor.fingerprint import seance_dates
 from auditor.model import Severity
 from auditor.pipeline import CarnetJob, audit_path, render_outputs, restamp_outputs
 from auditor.limits import Limits
@@ -35,6 +36,7 @@ class Options:
     debug: bool = False
     generated_at: str = ""
     limits: Limits | None = None      # the reader's size limits (None: the defaults)
+    fail_on_new: bool = False         # only new findings (against the baseline) set the exit status
 
 
 @dataclass
@@ -45,15 +47,22 @@ class JobOutput:
     tickets: list[list]               # [value, premier, dernier, séance, coup, row] runs, for EC82-03
     worst: int | None                 # highest severity found (Severity value)
     cached: bool = False
+    history: list[dict] = field(default_factory=list)   # per finding, what --history keeps
 
 
 def run_job(index: int, job: CarnetJob, options: Options) -> JobOutput:
     """Audit one carnet and render its outputs (runs in a worker)."""
+    from auditor import series
+
     profile = load_profile()
     result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
-    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
-    worst = result.worst()
-    return JobOutput(index, entry, files, ticket_runs(result), None if worst is None else int(worst))
+    view = series.apply(result.findings, job.context)
+    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at, view)
+    # Justified and false-positive findings never set the exit status; with
+    # --fail-on-new, only new findings do.
+    worst = series.worst(result.findings, view, options.fail_on_new)
+    rows = series.history_rows(result.findings, view, seance_dates(result.carnet))
+    return JobOutput(index, entry, files, ticket_runs(result), None if worst is None else int(worst), history=rows)
 
 
 def ticket_runs(result) -> list[list]:
@@ -136,7 +145,8 @@ class Cache:
             files = restamp_outputs(files, data["at"], self.generated_at)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # a damaged entry is a miss
-        return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True)
+        return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True,
+                         history=data.get("history", []))
 
     def store(self, key: str, out: JobOutput) -> None:
         d = self._dir(key)
@@ -146,7 +156,7 @@ class Cache:
         for name, data in out.files.items():
             (tmp / "files" / name).write_bytes(data)
         meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
-                "tickets": out.tickets, "worst": out.worst}
+                "tickets": out.tickets, "worst": out.worst, "history": out.history}
         (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
         shutil.rmtree(d, ignore_errors=True)
         tmp.rename(d)  # atomic: a reader sees a whole entry or none
@@ -205,6 +215,7 @@ class BatchResult:
     worst: list[int | None]
     cross_findings: list[dict] = field(default_factory=list)
     cached: int = 0
+    history: list[list[dict]] = field(default_factory=list)   # per carnet, its findings' history rows
 
 
 def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
@@ -243,7 +254,8 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
     from auditor.crosscheck import cross_carnet_duplicates
 
     cross = cross_carnet_duplicates(entries, [o.tickets for o in ordered], options.lang)
-    return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered))
+    return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered),
+                       history=[o.history for o in ordered])
 
 
 def _write(o: JobOutput, job: CarnetJob, out: Path) -> None:

@@ -107,16 +107,20 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
 
 
 def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,
-                   generated_at: str | None = None) -> tuple[dict[str, bytes], dict]:
+                   generated_at: str | None = None, view=None) -> tuple[dict[str, bytes], dict]:
     """The carnet's files (name → bytes) and its row in the batch summary."""
-    doc = json_report.findings_document(result, profile, job.shown, generated_at)
+    from auditor import series
+
+    view = view or series.apply(result.findings, job.context)
+    doc = series.decorate(json_report.findings_document(result, profile, job.shown, generated_at),
+                          result.findings, view)
     files: dict[str, bytes] = {}
     if "json" in formats:
         files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats:
         files["report.html"] = html_report.render_report(
             result, job.shown, doc["generated_at"],
-            findings_file="findings.json" if "json" in formats else None).encode("utf-8")
+            findings_file="findings.json" if "json" in formats else None, series=view).encode("utf-8")
     if "xlsx" in formats:
         from auditor.report.excel_report import annotated_bytes
 
@@ -124,6 +128,8 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
              "carnet": doc["carnet"], "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
+    if view.has_baseline:
+        entry["baseline_counts"] = view.counts()
     return files, entry
 
 
@@ -165,7 +171,7 @@ def worst_of(results: list[AuditResult]) -> Severity | None:
 
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
-                cross_findings: list[dict] | None = None) -> None:
+                cross_findings: list[dict] | None = None, trends: list[dict] | None = None) -> None:
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
     totals["carnets"] = len(entries)
@@ -176,7 +182,9 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     if "json" in formats:
         (out / "summary.json").write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if "html" in formats:
+        from auditor.report.series_view import index_part
         from auditor.report.view import index_view
 
-        (out / "index.html").write_text(html_report.render("index.html.j2", index_view(doc, lang)),
-                                        encoding="utf-8")
+        view = index_view(doc, lang)
+        view["series"] = index_part(entries, lang, trends)
+        (out / "index.html").write_text(html_report.render("index.html.j2", view), encoding="utf-8")
