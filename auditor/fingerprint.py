@@ -59,12 +59,12 @@ def seance_dates(carnet) -> dict[int, str]:
     t = carnet.tables.get("seances")
     if t is None or "seance" not in t.df or "date" not in t.df:
         return {}
+    import pandas as pd
+
+    known = t.df[["seance", "date"]].dropna()
     out: dict[int, str] = {}
-    for number, day in zip(t.df["seance"].tolist(), t.df["date"].tolist()):
-        if number is None or number != number or day is None or day != day or str(day) in ("NaT", "<NA>"):
+    for number, day in zip(known["seance"].tolist(), known["date"].tolist()):
+        if pd.isna(number) or pd.isna(day):
             continue
-        try:
-            out.setdefault(int(number), day.date().isoformat() if hasattr(day, "date") else str(day))
-        except (TypeError, ValueError):
-            continue
+        out.setdefault(int(number), day.date().isoformat() if hasattr(day, "date") else str(day))
     return out

@@ -144,7 +144,7 @@ QUERIES = {
         FROM finding_latest
         WHERE present AND coalesce(review_status, '') NOT IN ('justifie', 'faux_positif')
           AND ($since IS NULL OR first_seen <= CAST($since AS DATE) + INTERVAL 1 DAY)
-        ORDER BY first_seen, casino, table_no, seance, coup, code""",
+        ORDER BY first_seen, casino, table_no, seance_date, seance, coup, code""",
 }
 
 HEADINGS = {
@@ -165,6 +165,8 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
     """The text `ecarte-audit history` prints."""
     import duckdb
 
+    from auditor.i18n import format_day
+
     con = connect(folder)
     if sql is not None:
         try:
@@ -183,7 +185,8 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
     parts = []
     for name in ("money", "codes", "open"):
         rel = con.execute(QUERIES[name], {"since": since} if name == "open" else None)
-        title = head["open_since"].format(since=since) if name == "open" and since else head[name]
+        title = (head["open_since"].format(since=format_day(since, lang)) if name == "open" and since
+                 else head[name])
         rows = rel.fetchall()
         body = format_table([d[0] for d in rel.description], rows, lang) if rows else head["none"] + "\n"
         parts.append(f"## {title}\n\n{body}")

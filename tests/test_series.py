@@ -8,6 +8,7 @@ import json
 import random
 from pathlib import Path
 
+import html5lib
 import pytest
 
 from auditor.breaches import inject
@@ -117,6 +118,7 @@ def test_three_run_story(tmp_path, capsys):
     order = [row.split('data-state="')[1].split('"')[0] for row in section.split("<tr ")[1:] if 'data-state="' in row]
     assert order == sorted(order, key=["new", "updated", "unchanged"].index) and order[0] == "new"
     assert "Erreur de report, voir PV n° 12" in section and "Annulée au PV de séance" in section
+    html5lib.HTMLParser(strict=True).parse(html)
 
 
 def test_index_counts_states_and_lists_new_first(tmp_path):
@@ -130,6 +132,7 @@ def test_index_counts_states_and_lists_new_first(tmp_path):
     write_csv_folder(t, root / "t3")
     audit(root, tmp_path / "r2", "--baseline", str(tmp_path / "r1"))
     index = (tmp_path / "r2" / "index.html").read_text(encoding="utf-8")
+    html5lib.HTMLParser(strict=True).parse(index)
     section = index[index.index('id="series"'):]
     new = sum(c["baseline_counts"]["new"] for c in json.loads((tmp_path / "r2" / "summary.json").read_text())["carnets"])
     assert new >= 1 and f'id="state-new">{new}<' in section
