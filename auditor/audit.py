@@ -14,6 +14,7 @@ from typing import Sequence
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.derived.levy import levy_totals
+from auditor.fingerprint import assign as assign_fingerprints, seance_dates
 from auditor.frames import eq
 from auditor.i18n import format_day, label
 from auditor.limits import Limits
@@ -66,7 +67,7 @@ def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str)
         message=meta.message(v.kind, lang).format(**params),
         table=v.table, row=v.row, column=column, cell=cell,
         seance=v.seance, coup=v.coup, rang=v.rang,
-        expected=expected, found=found, impact_cents=int(v.impact_cents),
+        expected=expected, found=found, impact_cents=int(v.impact_cents), field=v.column,
     )
 
 
@@ -115,7 +116,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
         statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
         if "chouette" in spec.passes_over and n_chouette:
             notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
-    findings = sort_findings(findings)
+    findings = assign_fingerprints(sort_findings(findings), carnet.cover, seance_dates(carnet))
     checked = {r.code for r in statuses if r.status is Status.CHECKED}
     return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings, checked), lang, notes,
                        profile)

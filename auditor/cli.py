@@ -63,6 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--max-memory-mb", type=_positive, metavar="MB", default=DEFAULT_BOUNDS.memory_mb,
                    help=f"most resident memory of the process auditing one carnet (default "
                         f"{DEFAULT_BOUNDS.memory_mb}); past it: EC00-01")
+    a.add_argument("--baseline", type=Path, metavar="PREVIOUS_OUT",
+                   help="a previous run's output folder: each finding is new, unchanged or updated, "
+                        "the previous findings now gone are listed as absent; its reviews are carried forward")
+    a.add_argument("--fail-on-new", action="store_true",
+                   help="only new findings (against --baseline) at or above --fail-on set the exit status")
+    a.add_argument("--reviews", type=Path, metavar="FILE",
+                   help="one shared review file instead of each carnet's reviews.jsonl")
+    a.add_argument("--history", type=Path, metavar="DIR",
+                   help="append this run to the findings history in DIR (one Parquet file per run)")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
@@ -80,6 +89,23 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
     t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
     t.add_argument("--lang", choices=("fr", "en"), default="fr")
+
+    from auditor.reviews import STATUSES
+
+    v = sub.add_parser("review", help="record a decision on a finding (append-only review file)")
+    v.add_argument("out", type=Path, metavar="OUT", help="the run's output folder (or one carnet's folder in it)")
+    v.add_argument("fingerprint", metavar="FINGERPRINT", help="the finding's fingerprint (or its first 8+ characters)")
+    v.add_argument("--status", required=True, choices=STATUSES, help="the decision")
+    v.add_argument("--comment", required=True, help="the justification")
+    v.add_argument("--by", required=True, metavar="NAME", help="who decided")
+    v.add_argument("--reviews", type=Path, metavar="FILE",
+                   help="write to this shared file instead of the carnet's reviews.jsonl")
+
+    h = sub.add_parser("history", help="query the findings history written by audit --history (DuckDB)")
+    h.add_argument("folder", type=Path, metavar="DIR")
+    h.add_argument("--open-since", metavar="DATE", help="open findings first seen on DATE (YYYY-MM-DD) or before")
+    h.add_argument("--sql", metavar="QUERY", help="any SQL query over the views runs, carnets and findings")
+    h.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
     r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
@@ -107,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(args)
         if args.command == "template":
             return cmd_template(args)
+        if args.command == "review":
+            return cmd_review(args)
+        if args.command == "history":
+            return cmd_history(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -180,8 +210,15 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
+    series = _series(args)
+    if series is not None:
+        from dataclasses import replace
+
+        jobs = [replace(j, context=series.context(j.id)) for j in jobs]
+        for problem in series.problems:
+            print(f"ecarte-audit: {problem}", file=sys.stderr)
     options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args))
+                      limits=_limits(args), fail_on_new=args.fail_on_new)
     lines = not args.quiet and not sys.stderr.isatty()
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
@@ -211,17 +248,76 @@ def cmd_audit(args) -> int:
                   else "with --cache DIR, a new run resumes where the last one stopped")
         print(f"ecarte-audit: interrupted after {len(done)} of {len(jobs)} carnet(s); {resume}", file=sys.stderr)
         return 130
+    if series is not None:
+        for job in jobs:
+            series.carry_reviews(job.id, args.out)
+    trends = _write_history(args, options, result) if args.history else None
     if batch:
         write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
-                    result.cross_findings)
+                    result.cross_findings, trends)
     if not args.quiet and (batch or result.cached):
         print(f"{len(jobs)} carnet(s) audited ({result.cached} from the cache), "
               f"{len(result.cross_findings)} cross-carnet finding(s) → {args.out}", file=sys.stderr)
     worst = worst_severity(result.worst)
-    if result.cross_findings:
+    cross = result.cross_findings
+    if args.fail_on_new:
+        known = series.cross_findings() or []
+        cross = [f for f in cross if f not in known]
+    if cross:
         worst = max(worst or Severity.ERROR, Severity.ERROR)
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def _series(args):
+    """The baseline and review files the run was given (None: neither)."""
+    if args.fail_on_new and args.baseline is None:
+        raise UsageError("--fail-on-new needs --baseline PREVIOUS_OUT (new against what?)")
+    if args.baseline is None and args.reviews is None:
+        return None
+    from auditor.series import Series
+
+    return Series(args.baseline, args.reviews)
+
+
+def _write_history(args, options, result) -> list[dict] | None:
+    """Append this run to --history; the trend per table for index.html."""
+    from auditor import history
+    from auditor.catalogue import load_profile
+
+    run = {"run_id": history.new_run_id(), "run_at": options.generated_at, "tool_version": __version__,
+           "profile": load_profile().as_json().get("name")}
+    try:
+        history.append_run(args.history, run, list(zip(result.entries, result.history)))
+    except OSError as exc:
+        raise UsageError(f"cannot write the history in {args.history}: {exc.strerror or exc}") from None
+    return history.trends(args.history, args.lang)
+
+
+def cmd_review(args) -> int:
+    from auditor.reviews import FILE_NAME, ReviewError, record_review
+    from auditor.series import find_finding
+
+    carnet_id, folder, finding = find_finding(args.out, args.fingerprint)
+    target = args.reviews or folder / FILE_NAME
+    try:
+        entry = record_review(target, finding["fingerprint"], args.status, args.comment, args.by,
+                              carnet=carnet_id, finding=finding)
+    except ReviewError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    where = f"séance {entry['seance']}, coup {entry['coup']}" if entry["seance"] is not None else ""
+    print(f"{entry['fingerprint']} ({entry['code']}{', ' + where if where else ''}): {entry['status']} "
+          f"— {entry['by']} → {target}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_history(args) -> int:
+    from auditor.history import answer
+
+    print(answer(args.folder, args.lang, since=args.open_since, sql=args.sql), end="")
+    return EXIT_OK
 
 
 def _limits(args):

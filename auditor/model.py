@@ -102,6 +102,11 @@ class Finding:
     expected: str | None
     found: str | None
     impact_cents: int = 0
+    # The carnet column the finding is about (the source column can be
+    # renamed by a re-saved file; this one cannot), and the finding's stable
+    # identity across audits (auditor/fingerprint.py).
+    field: str | None = None
+    fingerprint: str | None = None
 
     def sort_key(self) -> tuple:
         """The spec's order of findings: séance, coup, rang, code (missing first), then table and row."""
@@ -130,6 +135,7 @@ class Finding:
             "expected": self.expected,
             "found": self.found,
             "impact_cents": int(self.impact_cents),
+            "fingerprint": self.fingerprint,
         }
 
 

@@ -21,16 +21,21 @@ FORMATS = ("html", "json", "xlsx")
 
 
 def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,
-                   generated_at: str | None = None) -> tuple[dict[str, bytes], dict]:
-    """The carnet's files (name → bytes) and its row in the batch summary."""
-    doc = json_report.findings_document(result, profile, job.shown, generated_at)
+                   generated_at: str | None = None, view=None) -> tuple[dict[str, bytes], dict]:
+    """The carnet's files (name → bytes) and its row in the batch summary;
+    `view` is the carnet's findings against its baseline and reviews."""
+    from auditor import series
+
+    view = view or series.apply(result.findings, job.context)
+    doc = series.decorate(json_report.findings_document(result, profile, job.shown, generated_at),
+                          result.findings, view)
     files: dict[str, bytes] = {}
     if "json" in formats:
         files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats:
         files["report.html"] = html_report.render_report(
             result, job.shown, doc["generated_at"],
-            findings_file="findings.json" if "json" in formats else None).encode("utf-8")
+            findings_file="findings.json" if "json" in formats else None, series=view).encode("utf-8")
     if "xlsx" in formats:
         from auditor.report.excel_report import annotated_bytes
 
@@ -38,6 +43,8 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
              "carnet": doc["carnet"], "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
+    if view.has_baseline:
+        entry["baseline_counts"] = view.counts()
     return files, entry
 
 
@@ -65,7 +72,7 @@ def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, by
 
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
-                cross_findings: list[dict] | None = None) -> None:
+                cross_findings: list[dict] | None = None, trends: list[dict] | None = None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders."""
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
@@ -79,9 +86,12 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     if "json" in formats:
         write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
+        from auditor.report.series_view import index_part
         from auditor.report.view import index_view
 
-        write_atomic(out / "index.html", html_report.render("index.html.j2", index_view(doc, lang)))
+        view = index_view(doc, lang)
+        view["series"] = index_part(entries, lang, trends)
+        write_atomic(out / "index.html", html_report.render("index.html.j2", view))
 
 
 def cross_carnet_json(f: Finding, v: Violation) -> dict:

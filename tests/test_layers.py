@@ -18,11 +18,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "auditor"
 LAYERS = {
     "auditor": "model", "auditor.model": "model", "auditor.carnet": "model", "auditor.catalogue": "model",
     "auditor.frames": "model", "auditor.money": "model", "auditor.i18n": "model", "auditor.limits": "model",
-    "auditor.errors": "model", "auditor.registry": "checks",
+    "auditor.errors": "model", "auditor.atomic": "model", "auditor.fingerprint": "model",
+    "auditor.registry": "checks",
     "auditor.read": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
     "auditor.report": "report", "auditor.audit": "audit", "auditor.render": "render",
-    "auditor.batch": "batch", "auditor.series": "batch", "auditor.synth": "synth",
+    "auditor.batch": "batch", "auditor.series": "batch", "auditor.history": "batch", "auditor.reviews": "render",
+    "auditor.synth": "synth",
     "auditor.cli": "face", "auditor.__main__": "face", "auditor.serve": "face",
 }
 

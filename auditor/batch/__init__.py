@@ -37,6 +37,7 @@ class BatchResult:
     worst: list[int | None]
     cross_findings: list[dict] = field(default_factory=list)
     cached: int = 0
+    history: list[list[dict]] = field(default_factory=list)   # per carnet, its findings' history rows
 
 
 def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
@@ -104,7 +105,8 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
     batch = [BatchCarnet(e["id"], e["path"], e["carnet"].get("casino") or "", e["carnet"].get("table"), o.tickets)
              for e, o in zip(entries, ordered)]
     cross = [cross_carnet_json(f, v) for f, v in audit_batch(batch, load_profile(), options.lang)]
-    return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered))
+    return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered),
+                       history=[o.history for o in ordered])
 
 
 def _write(o: JobOutput, job: CarnetJob, out: Path) -> None:

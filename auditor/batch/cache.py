@@ -91,7 +91,8 @@ class Cache:
             files = restamp_outputs(files, data["at"], self.generated_at)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # a damaged entry is a miss
-        return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True)
+        return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True,
+                         history=data.get("history", []))
 
     def store(self, key: str, out: JobOutput) -> None:
         """Keep `out` under `key`, written whole or not at all."""
@@ -103,7 +104,7 @@ class Cache:
             for name, data in out.files.items():
                 (tmp / "files" / name).write_bytes(data)
             meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
-                    "tickets": out.tickets, "worst": out.worst}
+                    "tickets": out.tickets, "worst": out.worst, "history": out.history}
             (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
             shutil.rmtree(d, ignore_errors=True)
             tmp.rename(d)  # atomic: a reader sees a whole entry or none

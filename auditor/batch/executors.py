@@ -23,12 +23,20 @@ from auditor.tickets.ledger import carnet_runs
 
 def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False) -> JobOutput:
     """Audit one carnet and render its outputs (runs in a worker)."""
+    from auditor import series
+    from auditor.fingerprint import seance_dates
+
     _test_fault(job, retry)
     profile = load_profile()
     result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
-    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
-    worst = result.worst()
-    return JobOutput(index, entry, files, carnet_runs(result.carnet), None if worst is None else int(worst))
+    view = series.apply(result.findings, job.context)
+    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at, view)
+    # Justified and false-positive findings never set the exit status; with
+    # --fail-on-new, only new findings do.
+    worst = series.worst(result.findings, view, options.fail_on_new)
+    rows = series.history_rows(result.findings, view, seance_dates(result.carnet))
+    return JobOutput(index, entry, files, carnet_runs(result.carnet), None if worst is None else int(worst),
+                     history=rows)
 
 
 def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> JobOutput:

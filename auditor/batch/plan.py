@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ class Options:
     debug: bool = False
     generated_at: str = ""
     limits: Limits | None = None      # the reader's size limits (None: the defaults)
+    fail_on_new: bool = False         # only new findings (against the baseline) set the exit status
 
 
 @dataclass
@@ -39,6 +40,7 @@ class JobOutput:
     cached: bool = False
     fault: str | None = None          # the audit did not finish: killed, timeout, memory_limit
     pid: int | None = None            # the worker process that audited it
+    history: list[dict] = field(default_factory=list)   # per finding, what --history keeps
 
 
 @dataclass

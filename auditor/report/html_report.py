@@ -39,11 +39,15 @@ def render(template: str, view: dict) -> str:
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,
-                  findings_file: str | None = "findings.json") -> str:
-    """report.html for one audited carnet (language: the result's)."""
+                  findings_file: str | None = "findings.json", series=None) -> str:
+    """report.html for one audited carnet (language: the result's); `series`:
+    the findings against a baseline and their reviews (auditor/series.py)."""
+    from auditor.report.series_view import report_part
     from auditor.report.view import report_view
 
-    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file))
+    view = report_view(result, source_path, generated_at, findings_file)
+    view["series"] = report_part(result, series) if series is not None and series.any() else None
+    return render("report.html.j2", view)
 
 
 def render_index(summary_doc: dict, lang: str) -> str:
