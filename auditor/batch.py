@@ -34,6 +34,7 @@ class Options:
     debug: bool = False
     generated_at: str = ""
     limits: Limits | None = None      # the reader's size limits (None: the defaults)
+    columns: object = None            # the --columns mapping (auditor.read.ColumnMap), if any
 
 
 @dataclass
@@ -49,7 +50,8 @@ class JobOutput:
 def run_job(index: int, job: CarnetJob, options: Options) -> JobOutput:
     """Audit one carnet and render its outputs (runs in a worker)."""
     profile = load_profile()
-    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
+    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
+                        columns=options.columns)
     files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
     worst = result.worst()
     return JobOutput(index, entry, files, ticket_runs(result), None if worst is None else int(worst))
@@ -100,7 +102,9 @@ class Cache:
         self.folder = folder
         self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "formats": options.formats,
                                 "lang": options.lang, "at": options.generated_at,
-                                "limits": repr(options.limits)}, sort_keys=True)
+                                "limits": repr(options.limits),
+                                # The mapping file decides which column is which: its content is in the key.
+                                "columns": getattr(options.columns, "digest", None)}, sort_keys=True)
 
     def key(self, job: CarnetJob) -> str | None:
         try:

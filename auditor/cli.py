@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("audit", help="audit carnets and write reports")
     a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                   help="an .xlsx workbook, a CSV-folder carnet, or a folder of carnets")
+                   help="a workbook (.xlsx, .xlsm, .xlsb, .xls, .ods), a CSV-folder carnet, or a folder of carnets")
     a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
     a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
@@ -56,7 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest workbook or CSV file read (default 200); past it: EC00-01")
     a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
     a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
+    a.add_argument("--columns", type=Path, metavar="FILE.toml",
+                   help="column mapping for another system's export: per table, source column = carnet column")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+    c = sub.add_parser("columns", help="show how each sheet and column of a carnet is understood")
+    c.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a workbook, a CSV-folder carnet, or a folder")
+    c.add_argument("--columns", type=Path, metavar="FILE.toml", help="the column mapping to apply")
+    c.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
     g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
@@ -71,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
 
     t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
-    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
+    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx or .ods file to write")
     t.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
@@ -99,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(args)
         if args.command == "template":
             return cmd_template(args)
+        if args.command == "columns":
+            return cmd_columns(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -151,10 +160,11 @@ def cmd_audit(args) -> int:
     for p in args.paths:
         if not p.exists():
             raise UsageError(f"{p}: no such file or folder")
+    columns = _columns_file(args.columns)
     jobs = plan(args.paths)
     if not jobs:
         raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
-                         "(an .xlsx workbook or a folder holding coups.csv)")
+                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
     for folder in (args.out, args.cache):
         if folder is None:
             continue
@@ -166,7 +176,7 @@ def cmd_audit(args) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
     options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args))
+                      limits=_limits(args), columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
 
     def report_line(job, output):
@@ -201,10 +211,42 @@ def _limits(args):
     return replace(DEFAULT_LIMITS, **chosen) if chosen else None
 
 
-def cmd_template(args) -> int:
-    from auditor.report.template_xlsx import write_blank_template
+def _columns_file(path: Path | None):
+    if path is None:
+        return None
+    from auditor.read import ColumnsFileError, load_columns_file
 
+    try:
+        return load_columns_file(path)
+    except ColumnsFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_columns(args) -> int:
+    from auditor.pipeline import plan
+    from auditor.read import read_carnet
+    from auditor.read.explain import explain_reading
+
+    for p in args.paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or folder")
+    columns = _columns_file(args.columns)
+    jobs = plan(args.paths)
+    if not jobs:
+        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)}")
+    for job in jobs:
+        print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
+    return EXIT_OK
+
+
+def cmd_template(args) -> int:
     out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
+    if out.suffix.lower() == ".ods":
+        from auditor.report.template_ods import write_blank_template
+    elif out.suffix.lower() in (".xlsx", ".xlsm"):
+        from auditor.report.template_xlsx import write_blank_template
+    else:
+        raise UsageError(f"{out}: the template is written as .xlsx or .ods")
     try:
         write_blank_template(out, args.lang)
     except OSError as exc:

@@ -116,6 +116,7 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
         "errors": by[Severity.ERROR], "warnings": by[Severity.WARNING], "info": by[Severity.INFO],
         "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
         "rows_read": rows_read, "rows_rejected": rejected,
+        "rows_left_out": sum(t["left_out"] for t in tables.values()),
         "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
         "impact_cents": int(sum(f.impact_cents for f in findings if f.impact_cents > 0)),
         "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
@@ -124,7 +125,8 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding]) -> dict:
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
-    """Per table: rows read = rows audited + rows rejected, and why rows were rejected.
+    """Per table: rows read = rows audited + rows rejected + rows left out
+    (totals rows under the data), and why rows were rejected.
 
     A row is rejected when it has an EC00-02 or EC00-03 finding (a bad cell,
     a row the reader could not shape, an orphan), or an EC00-01 located on
@@ -148,7 +150,9 @@ def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
         for codes in rows.values():
             for code in codes:
                 reasons[code] = reasons.get(code, 0) + 1
-        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows), "rejected": len(rows),
+        left_out = int(getattr(t, "rows_left_out", 0))
+        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows) - left_out,
+                     "rejected": len(rows), "left_out": left_out,
                      "rejected_by": dict(sorted(reasons.items())),
                      "formulas": _formula_ranges(getattr(t, "formulas", ()))}
     return out

@@ -82,14 +82,18 @@ def plan(paths: list[Path]) -> list[CarnetJob]:
 
 
 def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
-               limits: Limits | None = None) -> AuditResult:
+               limits: Limits | None = None, columns=None) -> AuditResult:
+    """`columns`: the user's mapping file (auditor.read.ColumnMap), if any."""
     try:
-        carnet = normalise(read_carnet(path, limits))
+        carnet = normalise(read_carnet(path, limits, columns))
         return audit(carnet, profile, lang)
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:
             raise
-        carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
+        from auditor.read.workbook import SUFFIXES
+
+        carnet = Carnet(Source(str(path), "", SUFFIXES.get(path.suffix.lower(), "xlsx") if path.is_file() else "csv"),
+                        unreadable=True)
         carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
             "reason": f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300]})))
         return audit(carnet, profile, lang)
