@@ -28,7 +28,7 @@ _LITTLE = frozenset({"de", "du", "des", "d", "la", "le", "les", "l"})
 
 def fold(text: object) -> str:
     """`Montant (€)` → `montant`, `N° du coup` → `numero_coup`, `Côté` → `cote`."""
-    s = str(text).replace("\u00a0", " ").strip()
+    s = str(text).replace("\u00a0", " ").replace("_", " ").strip()
     s = unicodedata.normalize("NFKD", s.lower().replace("°", "° ").replace("º", "º "))
     s = _UNIT.sub("", s)
     s = _NUMERO.sub(" numero ", s)

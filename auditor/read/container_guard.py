@@ -258,11 +258,19 @@ def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
         elif typ == _XLS_DIMENSIONS and size >= 14:
             # calamine reserves the declared grid: a lie here is an allocation.
             first_row, last_row, first_col, last_col = unpack("<IIHH", stream, at)
-            rows, cols = max(last_row - first_row, 0), max(last_col - first_col, 0)
-            if rows > limits.max_rows + 1 or cols > limits.max_columns or rows * cols > limits.max_cells:
-                raise Refused("too_many_cells", cells=rows * cols, limit=limits.max_cells)
+            _check_declared(max(last_row - first_row, 0), max(last_col - first_col, 0), limits)
     scan.max_row, scan.max_col = max_row, max_col
     return scan
+
+
+def _check_declared(rows: int, cols: int, limits: Limits) -> None:
+    """A declared grid (calamine reserves it before reading a cell) against the limits."""
+    if rows > limits.max_rows + 1:
+        raise Refused("too_many_rows", rows=rows - 1, limit=limits.max_rows)
+    if cols > limits.max_columns:
+        raise Refused("too_many_columns", columns=cols, limit=limits.max_columns)
+    if rows * cols > limits.max_cells:
+        raise Refused("too_many_cells", cells=rows * cols, limit=limits.max_cells)
 
 
 # -- .xlsb (binary parts in a zip) ----------------------------------------------------------
@@ -349,9 +357,7 @@ def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
                 scan.formulas.append(FormulaCell(row + 1, col, True))
         elif typ == _XLSB_DIM and size >= 16:
             r1, r2, c1, c2 = unpack("<IIII", body, at)
-            rows, cols = max(r2 - r1, 0), max(c2 - c1, 0)
-            if rows > limits.max_rows + 1 or cols > limits.max_columns or rows * cols > limits.max_cells:
-                raise Refused("too_many_cells", cells=rows * cols, limit=limits.max_cells)
+            _check_declared(max(r2 - r1, 0) + 1, max(c2 - c1, 0) + 1, limits)
     return scan
 
 

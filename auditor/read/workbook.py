@@ -149,6 +149,25 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
     return carnet
 
 
+def sheet_values(path: Path, tables) -> list[tuple[str, list[list]]]:
+    """(sheet name, rows from A1) of the sheets that are carnet tables, for a
+    workbook the reader already accepted (its guard passed): the annotated
+    copy of a container openpyxl cannot open. Nothing on a failure."""
+    try:
+        book = python_calamine.CalamineWorkbook.from_path(str(path))
+        out, seen = [], set()
+        for name in book.sheet_names:
+            table = canonical_name(name)
+            if table in tables and table not in seen:
+                seen.add(table)
+                out.append((name, book.get_sheet_by_name(name).to_python(skip_empty_area=False)))
+        return out
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return []
+
+
 def _guard(fmt: str, data: bytes, wanted, limits: Limits):
     """(sheet name → scan, sheet name → Refused) from the container's guard."""
     if fmt == "xlsx":
@@ -218,8 +237,9 @@ def sheet_table(name: str, rows: list[list], formulas: list[FormulaCell] = (), m
     df = pd.DataFrame(data, index=pd.RangeIndex(len(positions)))
     df["_row"] = (positions + first_row).astype("int64")
     letters = {col: column_letter(i) for col, i in kept.items()}
+    data_rows = set((positions + first_row).tolist())   # a formula in a totals row is not the carnet's
     cells = [RawFormula(by_index[f.col], f.row, f"{column_letter(f.col)}{f.row}", f.has_value)
-             for f in formulas if f.row >= first_row and f.col in by_index]
+             for f in formulas if f.row in data_rows and f.col in by_index]
     for column, indexes in match.ambiguous.items():
         names = [header[i] for i in indexes]
         problems.append(ReadProblem("EC00-01", "ambiguous_column", table=name, row=h + 1, column=column, params={

@@ -72,6 +72,10 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
         wb, sheets = _empty_workbook(), {}
     elif source.is_dir():
         wb, sheets = _workbook_from_csv(source, set(result.carnet.tables))
+    elif result.carnet.source.format != "xlsx":
+        # .ods, .xls, .xlsb: openpyxl cannot copy them; the carnet is rebuilt
+        # as .xlsx from the values the reader read, at the same cells.
+        wb, sheets = _workbook_from_values(source, set(result.carnet.tables))
     else:
         wb, sheets = _workbook_copy(source)
     anchors = _annotate(wb, sheets, result.findings, lab, lang)
@@ -127,6 +131,26 @@ def _empty_workbook() -> Workbook:
     wb = Workbook()
     wb.remove(wb.active)
     return wb
+
+
+def _workbook_from_values(path: Path, tables: set[str]) -> tuple[Workbook, dict[str, SheetMap]]:
+    """The tables the reader accepted, each sheet's values at their own cells."""
+    from auditor.read.workbook import sheet_values
+
+    wb = _empty_workbook()
+    sheets: dict[str, SheetMap] = {}
+    for name, rows in sheet_values(path, tables):
+        ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, name))
+        for r, row in enumerate(rows, start=1):
+            for c, value in enumerate(row, start=1):
+                if value is None or value == "":
+                    continue
+                if isinstance(value, str):
+                    put_text(ws.cell(row=r, column=c), value)
+                else:
+                    ws.cell(row=r, column=c, value=value)
+        sheets.setdefault(canonical_name(name), SheetMap(ws.title, {}))
+    return wb, sheets
 
 
 def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[Workbook, dict[str, SheetMap]]:

@@ -98,6 +98,8 @@ class SeanceGroup:
     rules: list[tuple[str, int]] = field(default_factory=list)
 
 
+from auditor.report.reading_view import reading_section
+
 def verdict(result: AuditResult) -> str:
     if result.carnet.unreadable:
         return "unreadable"
@@ -332,6 +334,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         "tickets": tickets_view.tickets_section(result, lab, lang),
         "tool_version": __version__, "generated_at": generated_at,
         **_chouette_runs(result, lab, lang),
+        "reading": reading_section(result, lab),
     }
 
 
