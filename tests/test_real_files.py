@@ -398,3 +398,36 @@ def test_the_template_can_be_written_as_ods_and_reads_back_as_a_blank_carnet(tmp
 
 def test_the_template_refuses_another_suffix(tmp_path):
     assert main(["template", str(tmp_path / "a.csv")]) == 2
+
+
+# -- .xlsb ---------------------------------------------------------------------------------
+
+XLSB = REAL / "calamine-issues.xlsb"
+
+
+def test_an_xlsb_saved_by_excel_is_read_through_calamine_and_guarded(tmp_path):
+    from auditor.limits import DEFAULT_LIMITS
+    from auditor.read.container_guard import check_xlsb
+    from auditor.read.workbook import read_workbook
+
+    scans = check_xlsb(XLSB.read_bytes(), DEFAULT_LIMITS).scans
+    assert scans["issue2"].max_row == 3 and scans["issue2"].max_col == 2
+    raw = read_workbook(XLSB, DEFAULT_LIMITS, None)
+    assert raw.format == "xlsb" and not raw.unreadable
+    assert raw.tables["issue2"].df.to_dict("list") == {"1": ["2", "3"], "a": ["b", "c"], "_row": [2, 3]}
+    # As a carnet it lacks every table: EC00-01s, never a traceback.
+    result = run(XLSB)
+    assert {f.code for f in result.findings} == {"EC00-01"}
+
+
+def test_an_xlsb_that_declares_a_huge_grid_or_is_cut_is_refused(tmp_path):
+    data = XLSB.read_bytes()
+    cut = tmp_path / "cut.xlsb"
+    cut.write_bytes(data[:len(data) // 2])
+    assert read_carnet(cut).unreadable
+    from auditor.limits import Limits
+    from auditor.read.workbook import read_workbook
+
+    small = Limits(max_columns=1)   # issue2 is two columns wide
+    raw = read_workbook(XLSB, small, None)
+    assert raw.unreadable and raw.problems[0].kind == "too_many_columns"

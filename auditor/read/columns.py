@@ -229,9 +229,16 @@ class HeaderMatch:
 
 def match_header(table: str, header: list, mapping: ColumnMap | None = None) -> HeaderMatch:
     """Match one row of header cells (text) against `table`'s columns."""
+    from auditor.read.raw import canonical_name
+
     spec = table_columns(table)
     out = HeaderMatch()
-    if spec is None:
+    if spec is None:   # not a carnet table: its named columns are kept as they are
+        for i, cell in enumerate(header):
+            name = canonical_name("" if cell is None else cell)
+            if name and name not in out.extra:
+                out.extra[name] = i
+                out.ignored.append(i)
         return out
     mapped = mapping.for_table(table) if mapping is not None else {}
     hits: dict[str, list[tuple[int, str]]] = {}
@@ -255,8 +262,6 @@ def match_header(table: str, header: list, mapping: ColumnMap | None = None) -> 
         else:
             out.keep[column] = found[0][0]
             out.how[column] = found[0][1]
-    from auditor.read.raw import canonical_name
-
     for i in out.ignored:
         name = canonical_name(header[i])
         if name and name not in hits and name not in out.extra and name not in spec.columns:

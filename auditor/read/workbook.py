@@ -194,7 +194,7 @@ def sheet_table(name: str, rows: list[list], formulas: list[FormulaCell] = (), m
                 problems: list | None = None, sheet: str = "") -> RawTable:
     """One sheet's grid (calamine's rows from A1) → a RawTable, column by column."""
     problems = problems if problems is not None else []
-    found = find_header(name, rows, mapping)
+    found = find_header(name, [[cell_text(v) for v in r] for r in rows[:20]], mapping)
     if found is None:
         return RawTable(name, empty_frame([]), letters={}, rows_read=0, sheet=sheet)
     h, match = found
