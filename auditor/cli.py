@@ -154,17 +154,11 @@ def cmd_rules(args) -> int:
 
 def cmd_audit(args) -> int:
     from auditor.batch import Options, run_batch, worst_severity
-    from auditor.pipeline import plan, write_batch
+    from auditor.pipeline import write_batch
     from auditor.report.json_report import generated_at
 
-    for p in args.paths:
-        if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
     columns = _columns_file(args.columns)
-    jobs = plan(args.paths)
-    if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
-                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
+    jobs = _jobs(args.paths)
     for folder in (args.out, args.cache):
         if folder is None:
             continue
@@ -211,6 +205,20 @@ def _limits(args):
     return replace(DEFAULT_LIMITS, **chosen) if chosen else None
 
 
+def _jobs(paths: list[Path]):
+    """The carnets under the PATHs given, or the usage error that says why there are none."""
+    from auditor.pipeline import plan
+
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or folder")
+    jobs = plan(paths)
+    if not jobs:
+        raise UsageError(f"no carnet found in {', '.join(str(p) for p in paths)} "
+                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
+    return jobs
+
+
 def _columns_file(path: Path | None):
     if path is None:
         return None
@@ -223,18 +231,11 @@ def _columns_file(path: Path | None):
 
 
 def cmd_columns(args) -> int:
-    from auditor.pipeline import plan
     from auditor.read import read_carnet
     from auditor.read.explain import explain_reading
 
-    for p in args.paths:
-        if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
     columns = _columns_file(args.columns)
-    jobs = plan(args.paths)
-    if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)}")
-    for job in jobs:
+    for job in _jobs(args.paths):
         print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
     return EXIT_OK
 

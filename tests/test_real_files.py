@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from openpyxl import Workbook, load_workbook
+from openpyxl import load_workbook
 
 from auditor.catalogue import load_profile
 from auditor.cli import main
@@ -254,15 +254,7 @@ def test_an_amount_column_in_cents_is_not_read_as_euros():
     assert match_header("mises", ["Montant (cts)"]).keep == {}
 
 
-def _xlsx(path: Path, sheets: dict[str, list[list]]) -> Path:
-    wb = Workbook()
-    wb.remove(wb.active)
-    for name, rows in sheets.items():
-        ws = wb.create_sheet(name)
-        for row in rows:
-            ws.append(row)
-    wb.save(path)
-    return path
+from tests.test_read import _workbook as _xlsx  # noqa: E402  (one writer of test workbooks)
 
 
 def _carnet_tables(mises_header=None, mises_rows=None):

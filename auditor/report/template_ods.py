@@ -21,9 +21,8 @@ from odf.table import Table, TableCell, TableColumn, TableRow
 from odf.text import P
 
 import ecarte_schemas
-from auditor.catalogue import Profile, load_profile
-from auditor.i18n import labels
-from auditor.report.template_xlsx import _describe, _ticket_values, template_columns
+from auditor.catalogue import Profile
+from auditor.report.template_xlsx import _describe, template_inputs
 from auditor.report.xlsx_io import stamp_from
 
 
@@ -44,10 +43,7 @@ def write_blank_template(path: str | Path, lang: str = "fr", profile: Profile | 
     """Write the empty carnet workbook at `path` as .ods (labels in `lang`)."""
     from auditor.report.json_report import generated_at as now
 
-    lab = labels(lang)
-    profile = profile or load_profile()
-    values = _ticket_values(profile)
-    tables = template_columns()
+    lab, values, tables = template_inputs(lang, profile)
     doc = OpenDocumentSpreadsheet()
     required = Style(name="required", family="table-cell")
     required.addElement(TableCellProperties(backgroundcolor="#1f3864"))
