@@ -40,9 +40,6 @@ class ContainerCheck:
 # -- .ods ----------------------------------------------------------------------------
 
 # calamine matches these qualified names literally (prefix included), so does this scan.
-_ODS_TOKEN = re.compile(
-    rb"<table:(table|table-row|table-cell|covered-table-cell)(?=[\s/>])([^>]*?)(/?)>"
-    rb"|</table:(table|table-row)>")
 _NAME = re.compile(rb'\stable:name="([^"]*)"')
 _ROWS_REPEATED = re.compile(rb'\stable:number-rows-repeated="\s*([0-9]+)\s*"')
 _COLS_REPEATED = re.compile(rb'\stable:number-columns-repeated="\s*([0-9]+)\s*"')
@@ -72,62 +69,87 @@ def check_ods(data: bytes, limits: Limits) -> ContainerCheck:
     return ContainerCheck(scan_ods_content(content, limits))
 
 
+_TABLE_START = re.compile(rb"<table:table(?=[\s>/])([^>]*?)(/?)>")
+_CELL_START = re.compile(rb"<table:(?:covered-)?table-cell(?=[\s/>])([^>]*?)(/?)>")
+
+
 def scan_ods_content(body: bytes, limits: Limits) -> dict[str, SheetScan]:
     """Each sheet's extent (rows and columns up to its last non-empty cell,
-    repeats expanded) and formulas, from content.xml."""
+    repeats expanded) and formulas, from content.xml.
+
+    Row by row with byte searches (no per-cell Python for the usual row): a
+    row's width is the cells up to its last non-empty one, each counted with
+    its `number-columns-repeated`; a cell is non-empty when it has a value,
+    a formula or content (calamine's reading, on the safe side)."""
     scans: dict[str, SheetScan] = {}
-    scan: SheetScan | None = None
-    name = ""
-    row, col, row_repeats, in_row = 0, 0, 1, False
-    row_nonempty = False
-    for m in _ODS_TOKEN.finditer(body):
-        kind, attrs, closed, end = m.group(1), m.group(2), m.group(3), m.group(4)
-        if end is not None:
-            if end == b"table-row" and in_row:
-                if row_nonempty:
-                    scan.max_row = row + row_repeats - 1
-                row += row_repeats
-                in_row = False
-            elif end == b"table" and scan is not None:
-                _finish(scans, name, scan, limits)
-                scan = None
-            continue
-        if kind == b"table":
-            if closed or scan is not None:
-                continue   # an empty table, or a table inside a cell: calamine skips both
-            found = _NAME.search(attrs)
-            name = html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
-            scan, row, in_row = SheetScan(), 1, False
-            continue
-        if scan is None:
-            continue
-        if kind == b"table-row":
-            if closed:
-                continue   # calamine only counts rows that open and close
-            row_repeats = _count(_ROWS_REPEATED.search(attrs))
-            col, in_row, row_nonempty = 1, True, False
-            if row > limits.max_rows + 2:
-                raise Refused("too_many_rows", table=name, rows=row - 1, limit=limits.max_rows)
-            continue
-        if not in_row:
-            continue
+    starts = [m for m in _TABLE_START.finditer(body) if not m.group(2)]
+    for k, m in enumerate(starts):
+        end = body.find(b"</table:table>", m.end())
+        if k + 1 < len(starts) and (end == -1 or end > starts[k + 1].start()):
+            continue   # a table inside a cell, or a damaged one: the next start is the sheet
+        segment = body[m.end():end if end != -1 else len(body)]
+        found = _NAME.search(m.group(1))
+        name = html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
+        scan = SheetScan()
+        try:
+            _scan_ods_rows(segment, scan, limits)
+        except Refused as exc:
+            raise Refused(exc.kind, table=name, **exc.params) from None
+        _finish(scans, name, scan, limits)
+    return scans
+
+
+def _scan_ods_rows(segment: bytes, scan: SheetScan, limits: Limits) -> None:
+    row = 1
+    for chunk in segment.split(b"<table:table-row")[1:]:
+        close = chunk.find(b">")
+        if close == -1 or chunk[:1] not in (b" ", b">", b"\t", b"\n", b"\r", b"/"):
+            continue   # `<table:table-rows>` and the like, or a cut tag
+        if chunk[close - 1:close] == b"/":
+            continue   # calamine only counts rows that open and close
+        repeats = _count(_ROWS_REPEATED.search(chunk, 0, close)) if b"rows-repeated" in chunk[:close] else 1
+        end = chunk.rfind(b"</table:table-row>")
+        end = len(chunk) if end == -1 else end
+        # The last closing cell tag ends the last cell with content; what follows
+        # is the row's empty filler, unless it holds a value or a formula.
+        marker = chunk.rfind(b"</table:", close, end)
+        tail = chunk[max(marker, close):end]
+        if b"office:" in tail or _ODS_FORMULA in tail or _ODS_FORMULA in chunk:
+            width = _ods_row_cells(chunk[close + 1:end], row, scan)
+        elif marker == -1:
+            width = 0
+        else:
+            width = chunk.count(b"<table:table-cell", close, marker) + \
+                chunk.count(b"<table:covered-table-cell", close, marker)
+            if chunk.find(b"columns-repeated", close, marker) != -1:
+                counts = _COLS_REPEATED.findall(chunk, close, marker)
+                width += sum(int(c) if len(c) <= 9 else _REPEAT_CAP for c in counts) - len(counts)
+        if width:
+            if width > scan.max_col:
+                scan.max_col = width
+                if width > limits.max_columns:
+                    raise Refused("too_many_columns", columns=width, limit=limits.max_columns)
+            scan.max_row = row + repeats - 1
+        row += repeats
+        if width and row > limits.max_rows + 2:
+            raise Refused("too_many_rows", rows=row - 1, limit=limits.max_rows)
+
+
+def _ods_row_cells(content: bytes, row: int, scan: SheetScan) -> int:
+    """A row with formulas, cell by cell: its width and its formula cells."""
+    col, width = 1, 0
+    for m in _CELL_START.finditer(content):
+        attrs, closed = m.group(1), m.group(2)
         repeats = _count(_COLS_REPEATED.search(attrs))
         formula = _ODS_FORMULA in attrs
         if formula or not closed or _ODS_VALUE.search(attrs):
-            row_nonempty = True
-            last = col + repeats - 1
-            if last > scan.max_col:
-                scan.max_col = last
-                if last > limits.max_columns:
-                    raise Refused("too_many_columns", table=name, columns=last, limit=limits.max_columns)
+            width = col + repeats - 1
             if formula:
                 saved = _ODS_VALUE.search(attrs) is not None
-                for c in range(col, min(last, col + 256) + 1):
+                for c in range(col, min(width, col + 256) + 1):
                     scan.formulas.append(FormulaCell(row, c - 1, saved))
         col += repeats
-    if scan is not None:
-        _finish(scans, name, scan, limits)
-    return scans
+    return width
 
 
 def _finish(scans: dict, name: str, scan: SheetScan, limits: Limits) -> None:
