@@ -29,22 +29,31 @@ REJECTING_CODES = ("EC00-02", "EC00-03")
 
 
 def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
-               limits: Limits | None = None) -> AuditResult:
+               limits: Limits | None = None, columns=None) -> AuditResult:
     """Read, normalise and audit the carnet at `path` (a workbook or a CSV
     folder). A carnet that cannot be read gives its EC00-01 finding; an error
     of the auditor itself too, unless `debug` (then it is raised).
+    `columns`: the user's mapping file (auditor.read.ColumnMap), if any.
     """
     # Each rule's own defect is that rule's `not_checked` (see `audit`); only a
     # defect of the reader or the normaliser leaves the carnet unaudited.
     try:
-        carnet = normalise(read_carnet(path, limits))
+        carnet = normalise(read_carnet(path, limits, columns))
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:
             raise
-        carnet = Carnet(Source(str(path), "", "xlsx" if path.is_file() else "csv"), unreadable=True)
+        carnet = Carnet(Source(str(path), "", container_of(path)), unreadable=True)
         carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
             "reason": internal_error(exc, lang)})))
     return audit(carnet, profile, lang, debug=debug)
+
+
+def container_of(path: Path) -> str:
+    """The source format findings.json names for a carnet at `path`: the
+    workbook's container (xlsx, ods, xls …), or csv for a folder."""
+    from auditor.read.workbook import SUFFIXES
+
+    return SUFFIXES.get(path.suffix.lower(), "xlsx") if path.is_file() else "csv"
 
 
 def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str) -> Finding:
@@ -179,6 +188,7 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked:
         "errors": by[Severity.ERROR], "warnings": by[Severity.WARNING], "info": by[Severity.INFO],
         "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
         "rows_read": rows_read, "rows_rejected": rejected,
+        "rows_left_out": sum(t["left_out"] for t in tables.values()),
         "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
         "impact_cents": total_at_stake(findings),
         "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
@@ -209,7 +219,8 @@ def total_at_stake(findings: list[Finding]) -> int:
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
-    """Per table: rows read = rows audited + rows rejected, and why rows were rejected.
+    """Per table: rows read = rows audited + rows rejected + rows left out
+    (totals rows under the data), and why rows were rejected.
 
     A row is rejected when it has an EC00-02 or EC00-03 finding (a bad cell,
     a row the reader could not shape, an orphan), or an EC00-01 located on
@@ -233,7 +244,9 @@ def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
         for codes in rows.values():
             for code in codes:
                 reasons[code] = reasons.get(code, 0) + 1
-        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows), "rejected": len(rows),
+        left_out = int(getattr(t, "rows_left_out", 0))
+        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows) - left_out,
+                     "rejected": len(rows), "left_out": left_out,
                      "rejected_by": dict(sorted(reasons.items())),
                      "formulas": _formula_ranges(getattr(t, "formulas", ()))}
     return out

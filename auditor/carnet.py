@@ -24,6 +24,7 @@ class Table:
     letters: dict[str, str] | None       # source column → Excel letter (workbooks)
     sources: dict[str, str]              # field → source column name
     rows_read: int = 0
+    rows_left_out: int = 0               # read, but totals rows: not data
 
     def cell(self, field_or_column: str | None, row: int | None) -> str | None:
         """The Excel cell (`F12`) of a field or source column at a source row; None for a CSV carnet."""
@@ -58,6 +59,8 @@ class Carnet:
     # EC00-01/EC00-02 met while reading and typing, as (code, violation).
     problems: list[tuple[str, Violation]] = field(default_factory=list)
     unreadable: bool = False
+    # How the source was understood (findings.json `reading`), from the reader.
+    reading: dict | None = None
 
     # -- presence --------------------------------------------------------
     def has(self, need: str) -> bool:

@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("audit", help="audit carnets and write reports")
     a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                   help="an .xlsx workbook, a CSV-folder carnet, or a folder of carnets")
+                   help="a workbook (.xlsx, .xlsm, .xlsb, .xls, .ods), a CSV-folder carnet, or a folder of carnets")
     a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
     a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
@@ -72,7 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one shared review file instead of each carnet's reviews.jsonl")
     a.add_argument("--history", type=Path, metavar="DIR",
                    help="append this run to the findings history in DIR (one Parquet file per run)")
+    a.add_argument("--columns", type=Path, metavar="FILE.toml",
+                   help="column mapping for another system's export: per table, source column = carnet column")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+    c = sub.add_parser("columns", help="show how each sheet and column of a carnet is understood")
+    c.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a workbook, a CSV-folder carnet, or a folder")
+    c.add_argument("--columns", type=Path, metavar="FILE.toml", help="the column mapping to apply")
+    c.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
     g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
@@ -87,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
 
     t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
-    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
+    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx or .ods file to write")
     t.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     from auditor.reviews import STATUSES
@@ -137,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_review(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "columns":
+            return cmd_columns(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -193,13 +202,8 @@ def cmd_audit(args) -> int:
     from auditor.render import write_batch
     from auditor.report.json_report import generated_at
 
-    for p in args.paths:
-        if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
-    jobs = plan(args.paths)
-    if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
-                         "(an .xlsx workbook or a folder holding coups.csv)")
+    columns = _columns_file(args.columns)
+    jobs = _jobs(args.paths)
     for folder in (args.out, args.cache):
         if folder is None:
             continue
@@ -218,7 +222,7 @@ def cmd_audit(args) -> int:
         for problem in series.problems:
             print(f"ecarte-audit: {problem}", file=sys.stderr)
     options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args), fail_on_new=args.fail_on_new)
+                      limits=_limits(args), fail_on_new=args.fail_on_new, columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
@@ -330,11 +334,51 @@ def _limits(args):
     return replace(DEFAULT_LIMITS, **chosen) if chosen else None
 
 
-def cmd_template(args) -> int:
-    """`ecarte-audit template`: a blank carnet workbook in the right format."""
-    from auditor.report.template_xlsx import write_blank_template
+def _jobs(paths: list[Path]):
+    """The carnets under the PATHs given, or the usage error that says why there are none."""
+    from auditor.batch.plan import plan
 
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or folder")
+    jobs = plan(paths)
+    if not jobs:
+        raise UsageError(f"no carnet found in {', '.join(str(p) for p in paths)} "
+                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
+    return jobs
+
+
+def _columns_file(path: Path | None):
+    if path is None:
+        return None
+    from auditor.read import ColumnsFileError, load_columns_file
+
+    try:
+        return load_columns_file(path)
+    except ColumnsFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_columns(args) -> int:
+    """`ecarte-audit columns`: how each sheet and column of the carnets is understood."""
+    from auditor.read import read_carnet
+    from auditor.read.explain import explain_reading
+
+    columns = _columns_file(args.columns)
+    for job in _jobs(args.paths):
+        print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
+    return EXIT_OK
+
+
+def cmd_template(args) -> int:
+    """`ecarte-audit template`: a blank carnet workbook (.xlsx or .ods) in the right format."""
     out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
+    if out.suffix.lower() == ".ods":
+        from auditor.report.template_ods import write_blank_template
+    elif out.suffix.lower() in (".xlsx", ".xlsm"):
+        from auditor.report.template_xlsx import write_blank_template
+    else:
+        raise UsageError(f"{out}: the template is written as .xlsx or .ods")
     try:
         write_blank_template(out, args.lang)
     except OSError as exc:

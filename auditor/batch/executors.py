@@ -28,7 +28,8 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
 
     _test_fault(job, retry)
     profile = load_profile()
-    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
+    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
+                        columns=options.columns)
     view = series.apply(result.findings, job.context)
     files, entry = render_outputs(result, job, options.formats, profile, options.generated_at, view)
     # Justified and false-positive findings never set the exit status; with
@@ -43,7 +44,7 @@ def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **para
     """The carnet's outputs when its audit could not finish (its process was
     killed, or it went past a bound): one EC00-01 that says why and how large
     the carnet is."""
-    from auditor.audit import audit
+    from auditor.audit import audit, container_of
     from auditor.batch.cache import fingerprint
     from auditor.carnet import Carnet, Source
     from auditor.model import Violation
@@ -53,7 +54,7 @@ def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **para
         sha, size = fingerprint(job.path), carnet_size(job.path)
     except OSError:
         sha, size = "", 0
-    carnet = Carnet(Source(str(job.path), sha, "xlsx" if job.path.is_file() else "csv"), unreadable=True)
+    carnet = Carnet(Source(str(job.path), sha, container_of(job.path)), unreadable=True)
     carnet.problems.append(("EC00-01", Violation(kind=kind, params={**params, "size": size_text(size)})))
     result = audit(carnet, profile, options.lang)
     files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)

@@ -26,6 +26,7 @@ class Options:
     generated_at: str = ""
     limits: Limits | None = None      # the reader's size limits (None: the defaults)
     fail_on_new: bool = False         # only new findings (against the baseline) set the exit status
+    columns: object = None            # the --columns mapping (auditor.read.ColumnMap), if any
 
 
 @dataclass

@@ -87,6 +87,10 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
         pass
     elif source.is_dir():
         base, sheets = _workbook_from_csv(source, set(result.carnet.tables))
+    elif result.carnet.source.format != "xlsx":
+        # .ods, .xls, .xlsb: their parts are not OOXML; the carnet is rebuilt
+        # as .xlsx from the values the reader read, at the same cells.
+        base, sheets = _workbook_from_values(source, set(result.carnet.tables))
     else:
         base, sheets = _workbook_copy(source)
     anchors = [anchor_of(f, sheets) for f in result.findings]
@@ -140,6 +144,25 @@ def _workbook_copy(path: Path) -> tuple[bytes | None, dict[str, SheetMap]]:
         if part.is_worksheet:
             sheets.setdefault(canonical_name(part.title), SheetMap(part.title, {}))
     return data, sheets
+
+
+def _workbook_from_values(path: Path, tables: set[str]) -> tuple[bytes | None, dict[str, SheetMap]]:
+    """The tables the reader accepted, each sheet's values at their own cells,
+    written row by row with openpyxl's write-only (streaming) writer."""
+    from auditor.read.workbook import sheet_values
+
+    wb = Workbook(write_only=True)
+    sheets: dict[str, SheetMap] = {}
+    for name, rows in sheet_values(path, tables):
+        ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, name))
+        for row in rows:
+            ws.append([_text_cell(ws, v) if isinstance(v, str) else (None if v is None else v) for v in row])
+        sheets.setdefault(canonical_name(name), SheetMap(ws.title, {}))
+    if not sheets:
+        return None, {}
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue(), sheets
 
 
 def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[bytes, dict[str, SheetMap]]:

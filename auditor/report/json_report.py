@@ -40,6 +40,8 @@ def findings_document(result: AuditResult, profile: Profile, source_path: str, a
         "summary": result.summary,
         "rules": rules,
         "findings": [f.as_json() for f in result.findings],
+        # How the source was understood: not findings, no rule code (outputs.md v1.1).
+        "reading": result.carnet.reading,
     }
 
 

@@ -106,6 +106,8 @@ class SeanceGroup:
     rules: list[tuple[str, int]] = field(default_factory=list)
 
 
+from auditor.report.reading_view import reading_section
+
 def verdict(result: AuditResult) -> str:
     """The carnet's verdict: unreadable, ok (nothing above info), or the worst severity found."""
     if result.carnet.unreadable:
@@ -343,6 +345,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         "tickets": tickets_view.tickets_section(result, lab, lang),
         "tool_version": __version__, "generated_at": generated_at,
         **_chouette_runs(result, lab, lang),
+        "reading": reading_section(result, lab),
     }
 
 
