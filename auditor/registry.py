@@ -23,6 +23,8 @@ CheckFn = Callable[..., Iterable[Violation]]
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """A registered rule: its code, function, and what it needs to run."""
+
     code: str
     func: CheckFn
     needs: tuple[str, ...]          # "table" or "table.column" the rule cannot run without (expanded)
@@ -43,6 +45,9 @@ REGISTRY: dict[str, CheckSpec] = {}
 
 def check(code: str, *, needs: tuple[str, ...] = (), passes_over: tuple[str, ...] = (),
           needs_if_present: tuple[str, ...] = ()):
+    """Register a rule: a function `(carnet, profile)` yielding Violations,
+    run only when the carnet has every table or column of `needs` (and, for a
+    table of `needs_if_present` that the carnet has, its columns)."""
     if not CODE_PATTERN.match(code):
         raise ValueError(f"bad rule code {code!r}")
 
@@ -54,6 +59,43 @@ def check(code: str, *, needs: tuple[str, ...] = (), passes_over: tuple[str, ...
         return func
 
     return register
+
+
+@dataclass(frozen=True)
+class BatchCheckSpec:
+    """A check over the carnets of a whole batch (EC82-03 across tables)."""
+
+    code: str
+    func: CheckFn
+    module: str
+
+
+BATCH_REGISTRY: dict[str, BatchCheckSpec] = {}
+
+
+def batch_check(code: str):
+    """Register a function that takes a batch (a sequence of `BatchCarnet`) and
+    the profile and yields Violations, located in the carnet where each one
+    shows. A code may have a check per carnet as well (EC82-03: the same
+    ticket twice within one carnet, or at two tables of one casino)."""
+    if not CODE_PATTERN.match(code):
+        raise ValueError(f"bad rule code {code!r}")
+
+    def register(func: CheckFn) -> CheckFn:
+        if code in BATCH_REGISTRY:
+            raise ValueError(f"{code} has two batch checks ({BATCH_REGISTRY[code].func.__qualname__}, "
+                             f"{func.__qualname__})")
+        BATCH_REGISTRY[code] = BatchCheckSpec(code, func, func.__module__)
+        return func
+
+    return register
+
+
+def registered_batch() -> dict[str, BatchCheckSpec]:
+    """Every registered batch check."""
+    import auditor.checks  # noqa: F401  (the module list registers the checks)
+
+    return BATCH_REGISTRY
 
 
 def expand_needs(needs) -> tuple[str, ...]:

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from auditor.breaches import INJECTORS
+from auditor.synth.breaches import INJECTORS
 from auditor.catalogue import load_profile
 from auditor.cli import main
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 DRAW = random.Random()
 

@@ -17,9 +17,9 @@ import pytest
 
 import ecarte_schemas
 from auditor.catalogue import load_profile
-from auditor.generate import COLUMNS, Spec, generate, write_csv_folder, write_xlsx
+from auditor.synth.generate import COLUMNS, Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Status
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.registry import registered
 
 PROFILE = load_profile()
@@ -236,7 +236,7 @@ SHUFFLE_SEEDS = [(seed, kind, CONTAINERS[seed % 2]) for seed in range(4) for kin
 
 @pytest.mark.parametrize("seed, kind, container", SHUFFLE_SEEDS)
 def test_rows_shuffled_give_the_same_findings(seed, kind, container, tmp_path):
-    from auditor.breaches import INJECTORS, CannotInject, inject
+    from auditor.synth.breaches import INJECTORS, CannotInject, inject
 
     rng = random.Random()           # a new shuffle each run: any order must do
     tables = compliant(kind, seed=seed)
@@ -275,7 +275,7 @@ def test_a_lost_ticket_counts_once_in_the_total(kind, container, baselines, tmp_
 
 
 def test_other_impacts_add_up():
-    from auditor.engine import total_at_stake
+    from auditor.audit import total_at_stake
     from auditor.model import Finding, Severity
 
     def f(code, seance, cents):

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor import pipeline
+from auditor import audit as audit_module
 from auditor.catalogue import load_profile
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Status
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.registry import registered
 from carnet_fixture import Fixture
 
@@ -29,7 +29,7 @@ def _key(result):
 @pytest.fixture(scope="module")
 def carnet(tmp_path_factory) -> Path:
     tables = generate(Spec(seances=2, coups=8, mises=4, seed=3, chouette=True))
-    from auditor.breaches import inject
+    from auditor.synth.breaches import inject
     inject(tables, ["EC66-01", "EC64-03"], seed=3)
     return write_csv_folder(tables, tmp_path_factory.mktemp("iso") / "c")
 
@@ -64,7 +64,7 @@ def test_only_a_reader_defect_leaves_the_carnet_unaudited(lang, words, carnet, m
     def broken_reader(path, limits=None):
         raise MemoryError("reader on purpose")
 
-    monkeypatch.setattr(pipeline, "read_carnet", broken_reader)
+    monkeypatch.setattr(audit_module, "read_carnet", broken_reader)
     result = audit_path(carnet, PROFILE, lang)
     assert [f.code for f in result.findings] == ["EC00-01"]
     assert words in result.findings[0].message and "MemoryError" in result.findings[0].message

@@ -3,7 +3,7 @@ a derivation needs what the derivation reads (the engine checks it before
 running the rule)."""
 
 COUP_KEYS = "coups.seance,coup"
-# The stakes' sums per coup (`Carnet.coup_amounts`): which coup, which side, how much.
+# The stakes' sums per coup (`derived.amounts.coup_amounts`): which coup, which side, how much.
 STAKES = (COUP_KEYS, "mises.seance,coup,cote,montant")
 # The ticket ledger: where each run was detached, its value and numbers.
 TICKETS = "tickets.seance,coup,valeur,premier"

@@ -21,6 +21,7 @@ def records(df: pd.DataFrame) -> Iterator[dict]:
 
 
 def emit(df: pd.DataFrame, make: Callable[[dict], Violation]) -> Iterator[Violation]:
+    """One violation per row of `df`, made by `make` from the row as plain Python values."""
     for rec in records(df):
         yield make(rec)
 

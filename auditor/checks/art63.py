@@ -7,10 +7,11 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet, per_carnet
+from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
-from auditor.chouette import ordered_coups
+from auditor.derived.chouette import ordered_coups
+from auditor.derived.fiches import card_holders, fiche_register
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -61,45 +62,10 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
 
 # -- fiches, card holders, decks -------------------------------------------------
 
-@per_carnet
-def _register(carnet: Carnet) -> tuple[pd.DataFrame, pd.Series]:
-    """The fiche register, first row per (séance, fiche), and the séances whose
-    register cannot be trusted to be complete (a row with an unreadable séance
-    or number: a fiche "missing" there may be that very row).
-
-    Returns (register with seance, fiche, date, tenir_cartes, rank_unreadable, _row;
-    a boolean Series `uncertain` indexed by séance, plus key -1 = every séance).
-    """
-    f = carnet.df("fiches")
-    f = f.assign(rank_unreadable=carnet.unreadable_cells("fiches", "tenir_cartes"))
-    blind = f["seance"].isna() | f["fiche"].isna()
-    uncertain = set(f.loc[blind & f["seance"].notna(), "seance"].tolist())
-    if (blind & f["seance"].isna()).any():
-        uncertain.add(-1)
-    reg = f[~blind].drop_duplicates(["seance", "fiche"], keep="first")
-    return reg, pd.Series(sorted(uncertain), dtype="Int64")
-
-
 def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
     if (uncertain == -1).any():
         return pd.Series(True, index=seances.index)
     return seances.isin(uncertain.tolist()).astype(bool)
-
-
-@per_carnet
-def _holders(carnet: Carnet) -> pd.DataFrame:
-    """Who holds the cards at each coup: one row per (coup, side) with the
-    player's fiche, in carnet order. `chouetteur` marks joueur_a of a chouette
-    coup (he holds the cards by adjudication, not by the call)."""
-    c = ordered_coups(carnet)
-    parts = []
-    for side in ("a", "b"):
-        column = f"joueur_{side}"
-        p = c[["seance", "coup", "pos", "_row", "type", column]].rename(columns={column: "player"})
-        p = p.assign(column=column, side=side,
-                     chouetteur=eq(c["type"], "chouette") & (side == "a"), type_known=c["type"].notna())
-        parts.append(p[p["player"].notna()])
-    return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
 
 
 @check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date"),
@@ -111,7 +77,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a stake on fiche 57 when séance 2 registered fiches 1 … 40; a fiche dated the day before.
     Compliant: every stake's fiche is in the séance's register with the séance's date.
     """
-    reg, uncertain = _register(carnet)
+    reg, uncertain = fiche_register(carnet)
     m = carnet.df("mises")
     m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
     # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
@@ -157,8 +123,8 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: joueur_b 12 without a fiche in the séance's register, or with `tenir_cartes` empty.
     Compliant: joueur_a 3 and joueur_b 4 both registered with ranks 3 and 4.
     """
-    reg, uncertain = _register(carnet)
-    h = _holders(carnet).drop_duplicates(["seance", "player"], keep="first")
+    reg, uncertain = fiche_register(carnet)
+    h = card_holders(carnet).drop_duplicates(["seance", "player"], keep="first")
     j = h.merge(reg[["seance", "fiche", "tenir_cartes", "rank_unreadable"]].rename(columns={"fiche": "player"}),
                 on=["seance", "player"], how="left", indicator=True)
     registered = (j["_merge"] == "both").to_numpy()
@@ -206,8 +172,8 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: the player inscribed 5th takes the cards at coup 3, the one inscribed 4th at coup 6.
     Compliant: ranks 1 and 2 at coup 1 (either side), rank 3 at coup 2, rank 4 at coup 5.
     """
-    reg, _ = _register(carnet)
-    h = _holders(carnet)
+    reg, _ = fiche_register(carnet)
+    h = card_holders(carnet)
     # Called positions only; a coup whose type is unreadable leaves its joueur_a unknown.
     h = h[~h["chouetteur"] & (h["type_known"] | (h["side"] == "b"))]
     new = h.drop_duplicates(["seance", "player"], keep="first")

@@ -7,9 +7,10 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet, per_carnet
+from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -19,7 +20,7 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 def _repeated(carnet: Carnet) -> pd.DataFrame:
     c = carnet.df("coups")
-    return c.loc[carnet.repeated_coups.to_numpy(), ["seance", "coup"]].drop_duplicates()
+    return c.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
 
 
 def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
@@ -66,14 +67,6 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     return _breaks(carnet, ["seance", "coup"], "rang", "mises", skip=_repeated(carnet))
 
 
-@per_carnet
-def _verifiable(carnet: Carnet, kind: str) -> pd.DataFrame:
-    """Coups of `kind` whose amounts come from readable stakes (a coup without any stake row is skipped)."""
-    a = carnet.coup_amounts
-    ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
-
-
 @check("EC64-03", needs=("coups.type,total_a,total_b", *STAKES))
 def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each recorded side total equals the sum held on that side (with the chouette's part, in chouette).
@@ -83,7 +76,7 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Compliant: total_a 45,00 € for stakes holding 45,00 €; in chouette, total_a = what the chouette holds + en dehors.
     """
     for kind in ("simple", "chouette"):
-        c = _verifiable(carnet, kind)
+        c = verifiable_coups(carnet, kind)
         for side in ("a", "b"):
             # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
             total, mass = f"total_{side}_cents", f"mass_{side}"
@@ -103,14 +96,14 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: side a holds 120,00 €, side b 100,00 €; pontes holding 120 € against a chouette of 100 €.
     Compliant: both sides hold 100,00 €; pontes holding 80 € against a chouette of 100 €.
     """
-    c = _verifiable(carnet, "simple")
+    c = verifiable_coups(carnet, "simple")
     hit = c[c["held_a"] != c["held_b"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
         expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
         params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
                 "excess_cents": abs(r["held_a"] - r["held_b"])}))
-    c = _verifiable(carnet, "chouette")
+    c = verifiable_coups(carnet, "chouette")
     negative = c[c["sur_chouette"] < 0]
     yield from emit(negative, lambda r: Violation(
         table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_negative",
@@ -135,7 +128,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1).to_numpy()]
-    amounts = carnet.coup_amounts
+    amounts = coup_amounts(carnet)
     bad_coups = amounts.loc[amounts["unverifiable"], ["seance", "coup"]].dropna()
     codes, bad_codes = shared_codes(m, bad_coups)
     keep = ~np.isin(codes, bad_codes)
@@ -260,7 +253,7 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: coup 7 recorded with totals but no row in `mises`.
     Compliant: each coup has its stakes in `mises`.
     """
-    a = carnet.coup_amounts
+    a = coup_amounts(carnet)
     hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

@@ -10,7 +10,8 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
+from auditor.derived.amounts import coup_amounts, repeated_coups
+from auditor.tickets.ledger import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
@@ -39,7 +40,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     faces = groups[["seance", "coup", "phase", "face", "unreadable"]]
     bad = faces.loc[faces["unreadable"].to_numpy(bool), ["seance", "coup"]].drop_duplicates()
     coups = carnet.df("coups")
-    coups = coups[~(carnet.coup_amounts["unverifiable"].to_numpy(bool)
+    coups = coups[~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
                     | carnet.could_be("tickets", ["seance", "coup"], coups).to_numpy())]
     coups = _coups_keys(coups, ["seance", "coup"])
     in_bad = coups[["seance", "coup"]].merge(bad, how="left", on=["seance", "coup"], indicator=True)
@@ -78,7 +79,7 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     groups = groups[~coup_bad[groups["coup_id"].to_numpy()]]
     # A repeated coup number pools two coups' tickets: not a count to judge.
     coups = carnet.df("coups")
-    repeated = coups.loc[carnet.repeated_coups.to_numpy(), ["seance", "coup"]].drop_duplicates()
+    repeated = coups.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
     if len(repeated):
         hit = groups[["seance", "coup"]].merge(_coups_keys(repeated, ["seance", "coup"]), how="left",
                                                indicator=True)

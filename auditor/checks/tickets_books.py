@@ -10,7 +10,7 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import ints, ledger, texts
+from auditor.tickets.ledger import ints, ledger, texts
 from auditor.model import Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import BOOKS, TICKETS
