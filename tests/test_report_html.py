@@ -229,7 +229,7 @@ def test_charts_are_inline_svg(breached):
 def test_levy_chart_adds_up_to_the_summary(breached):
     result, _ = breached
     view = view_module.report_view(result, "x", STAMP)
-    titles = [b.title for b in view["charts"]["levy"].bars]
+    titles = [b.title for b in view.charts.levy.bars]
     assert len(titles) == 9
     # Expected per séance = recorded + levy findings' impact; over the carnet
     # that is the engine's expected total (tie rounding "up").

@@ -4,6 +4,7 @@ auditor/templates/."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
@@ -32,8 +33,11 @@ def _cents(context, cents) -> str:
     return format_cents(cents, context.get("lang", "fr"))
 
 
-def render(template: str, view: dict) -> str:
-    return environment().get_template(template).render(**view)
+def render(template: str, view) -> str:
+    """Render a view model (a dataclass of auditor/report/view.py): its fields
+    are the template's names, taken as they are (no deep copy)."""
+    context = {f.name: getattr(view, f.name) for f in fields(view)}
+    return environment().get_template(template).render(**context)
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,

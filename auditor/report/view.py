@@ -1,5 +1,7 @@
-"""The view model the templates render: everything pre-computed, pre-formatted
-and pre-sorted here, so templates only loop and branch.
+"""The view models the templates render: typed dataclasses (ReportView for
+report.html, IndexView for index.html) with everything pre-computed,
+pre-formatted and pre-sorted here, so templates only loop and branch and a
+misspelt field fails where the view is built, not silently in a template.
 
 The view formats what the engine found (findings, rule statuses, summary) and
 reads plain facts from the carnet (dates, coups per séance, recorded levy); it
@@ -85,6 +87,141 @@ class RuleGroup:
     open: bool
 
 
+@dataclass(frozen=True)
+class Field:
+    """A name and its value, pre-formatted: the carnet's identity, row volumes."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Count:
+    """A counted thing (severity, verdict): CSS key, label, number."""
+
+    key: str
+    name: str
+    n: int
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A line of the money panel: CSS key, label, amount as shown."""
+
+    key: str
+    name: str
+    amount: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An option of a filter: its value and its text."""
+
+    value: str
+    text: str
+
+
+@dataclass
+class Page:
+    """What every page (report.html, index.html) shows around its body."""
+
+    lang: str
+    t: dict
+    js_labels: dict
+    tool_version: str
+    generated_at: str
+
+
+@dataclass
+class ReportView(Page):
+    """Everything report.html.j2 shows, pre-formatted."""
+
+    verdict: str
+    verdict_text: str
+    verdict_detail: str
+    casino: str
+    table: str
+    period: str
+    print_identity: str
+    css_identity: str
+    identity: list[Field]
+    counts: list[Count]
+    volume: list[Field]
+    money: list[Amount]
+    groups: list[RuleGroup]
+    seance_groups: list[SeanceGroup]
+    total_findings: int
+    rendered_findings: int
+    rendered_text: str
+    truncated: bool
+    findings_file: str | None
+    filter_severities: list[Count]
+    filter_rules: list[Choice]
+    filter_seances: list[Choice]
+    rules: list[RuleRow]
+    charts: charts.Charts
+    tickets: tickets_view.TicketSection
+    chouette_runs: list
+    chouette_runs_total: int
+    chouette_runs_more: str
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One carnet of a batch in index.html."""
+
+    id: str
+    path: str
+    verdict: str
+    verdict_rank: int
+    verdict_text: str
+    casino: str
+    table: str
+    errors: int
+    warnings: int
+    info: int
+    impact: str
+    impact_cents: int
+    report: str | None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a cross-carnet finding sits, with a link to that carnet's report."""
+
+    text: str
+    href: str | None
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    code: str
+    severity: str
+    severity_text: str
+    message: str
+    places: list[Place]
+    impact: str
+
+
+@dataclass(frozen=True)
+class IndexTotals:
+    carnets: int
+    errors: int
+    warnings: int
+    info: int
+    impact: str
+
+
+@dataclass
+class IndexView(Page):
+    """Everything index.html.j2 shows."""
+
+    rows: list[IndexRow]
+    cross: list[CrossRow]
+    verdict_counts: list[Count]
+    totals: IndexTotals
+
+
 @dataclass
 class SeanceGroup:
     key: str
@@ -95,7 +232,7 @@ class SeanceGroup:
     warnings: int
     info: int
     impact: str
-    rules: list[tuple[str, int]] = field(default_factory=list)
+    rules: list[tuple[str, int]] = field(default_factory=list)   # (code, findings in the séance)
 
 
 def verdict(result: AuditResult) -> str:
@@ -246,7 +383,7 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
     return groups
 
 
-def _money(result: AuditResult, lab: dict, lang: str) -> list[tuple[str, str, str]]:
+def _money(result: AuditResult, lab: dict, lang: str) -> list[Amount]:
     """Money at stake: the summary's levy totals, then the findings' impacts by kind."""
     s = result.summary
     checked = {st.code for st in result.rules if st.status is Status.CHECKED}
@@ -260,15 +397,15 @@ def _money(result: AuditResult, lab: dict, lang: str) -> list[tuple[str, str, st
         # A zero from a rule that did not run would read as "nothing missing".
         return format_cents(cents, lang) if checked & set(codes) else lab["not_checked"]
 
-    rows = [("levy_expected", lab["levy_expected"], format_cents(s["levy_expected_cents"], lang)),
-            ("levy_recorded", lab["levy_recorded"], format_cents(s["levy_recorded_cents"], lang)),
-            ("levy_shortfall", lab["levy_shortfall"], amount(short, LEVY_CODES))]
+    rows = [Amount("levy_expected", lab["levy_expected"], format_cents(s["levy_expected_cents"], lang)),
+            Amount("levy_recorded", lab["levy_recorded"], format_cents(s["levy_recorded_cents"], lang)),
+            Amount("levy_shortfall", lab["levy_shortfall"], amount(short, LEVY_CODES))]
     if excess:
-        rows.append(("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
-    rows.append(("missing_tickets", lab["missing_tickets_value"], amount(missing, MISSING_TICKET_CODES)))
+        rows.append(Amount("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
+    rows.append(Amount("missing_tickets", lab["missing_tickets_value"], amount(missing, MISSING_TICKET_CODES)))
     if other:
-        rows.append(("other_impact", lab["other_impact"], format_cents(other, lang)))
-    rows.append(("impact", lab["impact_total"], format_cents(s["impact_cents"], lang)))
+        rows.append(Amount("other_impact", lab["other_impact"], format_cents(other, lang)))
+    rows.append(Amount("impact", lab["impact_total"], format_cents(s["impact_cents"], lang)))
     return rows
 
 
@@ -283,7 +420,7 @@ def js_labels(lab: dict) -> dict[str, str]:
 
 
 def report_view(result: AuditResult, source_path: str, generated_at: str,
-                findings_file: str | None = "findings.json") -> dict:
+                findings_file: str | None = "findings.json") -> ReportView:
     """Everything report.html.j2 shows. `findings_file` is the findings.json
     beside the report (None when it is not written): truncated groups link to it."""
     lang = result.lang
@@ -295,14 +432,16 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     v = verdict(result)
     casino, table = _s(cover.get("casino")), _s(cover.get("table"))
     period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
-    identity = [(lab["casino"], casino), (lab["table"], table), (lab["period"], period),
-                (lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
-                (lab["seances"], str(summary["seances"])), (lab["coups"], str(summary["coups"])),
-                (lab["mises"], str(summary["mises"])), (lab["tickets"], str(summary["tickets"])),
-                (lab["source"], source_path), (lab["format"], src.format), (lab["sha256"], src.sha256)]
-    counts = [("error", lab["errors"], summary["errors"]), ("warning", lab["warnings"], summary["warnings"]),
-              ("info", lab["infos"], summary["info"])]
-    volume = [(lab["rows_read"], summary["rows_read"]), (lab["rows_rejected"], summary["rows_rejected"])]
+    identity = [Field(lab["casino"], casino), Field(lab["table"], table), Field(lab["period"], period),
+                Field(lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
+                Field(lab["seances"], str(summary["seances"])), Field(lab["coups"], str(summary["coups"])),
+                Field(lab["mises"], str(summary["mises"])), Field(lab["tickets"], str(summary["tickets"])),
+                Field(lab["source"], source_path), Field(lab["format"], src.format),
+                Field(lab["sha256"], src.sha256)]
+    counts = [Count("error", lab["errors"], summary["errors"]), Count("warning", lab["warnings"], summary["warnings"]),
+              Count("info", lab["infos"], summary["info"])]
+    volume = [Field(lab["rows_read"], str(summary["rows_read"])),
+              Field(lab["rows_rejected"], str(summary["rows_rejected"]))]
     groups = _rule_groups(result, lab, lang)
     rendered = sum(len(g.rows) for g in groups)
     total = len(result.findings)
@@ -310,52 +449,45 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     sev_counts = Counter(f.severity.label for f in result.findings)
     # The one line each page of the printed report carries: who, which table, when.
     print_identity = " — ".join(p for p in (casino, f"{lab['table']} {table}" if table else "", period) if p)
-    return {
-        "lang": lang, "t": lab, "js_labels": js_labels(lab),
-        "verdict": v, "verdict_text": lab[f"verdict_{v}"],
-        "verdict_detail": lab["verdict_detail"].format(
-            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
-            impact=format_cents(summary["impact_cents"], lang)),
-        "casino": casino, "table": table, "period": period, "print_identity": print_identity,
-        "css_identity": charts.css_string(print_identity),
-        "identity": identity, "counts": counts, "volume": volume, "money": _money(result, lab, lang),
-        "groups": groups, "seance_groups": seances,
-        "total_findings": total, "rendered_findings": rendered,
-        "rendered_text": lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
-        "truncated": rendered < total, "findings_file": findings_file,
-        "filter_severities": [(s, lab[s], sev_counts.get(s, 0)) for s in ("error", "warning", "info")],
-        "filter_rules": [(g.code, f"{g.code} — {g.title} ({g.count})") for g in groups],
-        "filter_seances": [(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
-        "rules": _rules(result, lab, lang),
-        "charts": charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
-                                       LEVY_CODES, tickets_view.face_per_seance(result)),
-        "tickets": tickets_view.tickets_section(result, lab, lang),
-        "tool_version": __version__, "generated_at": generated_at,
-        **_chouette_runs(result, lab, lang),
-    }
-
-
-def _chouette_runs(result: AuditResult, lab: dict, lang: str) -> dict:
     runs = run_stories(result.carnet, lang)
     left = len(runs) - MAX_CHOUETTE_RUNS
-    return {"chouette_runs": runs[:MAX_CHOUETTE_RUNS], "chouette_runs_total": len(runs),
-            "chouette_runs_more": lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left)
-            if left > 0 else ""}
+    return ReportView(
+        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__, generated_at=generated_at,
+        verdict=v, verdict_text=lab[f"verdict_{v}"],
+        verdict_detail=lab["verdict_detail"].format(
+            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
+            impact=format_cents(summary["impact_cents"], lang)),
+        casino=casino, table=table, period=period, print_identity=print_identity,
+        css_identity=charts.css_string(print_identity),
+        identity=identity, counts=counts, volume=volume, money=_money(result, lab, lang),
+        groups=groups, seance_groups=seances,
+        total_findings=total, rendered_findings=rendered,
+        rendered_text=lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
+        truncated=rendered < total, findings_file=findings_file,
+        filter_severities=[Count(s, lab[s], sev_counts.get(s, 0)) for s in ("error", "warning", "info")],
+        filter_rules=[Choice(g.code, f"{g.code} — {g.title} ({g.count})") for g in groups],
+        filter_seances=[Choice(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
+        rules=_rules(result, lab, lang),
+        charts=charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
+                                    LEVY_CODES, tickets_view.face_per_seance(result)),
+        tickets=tickets_view.tickets_section(result, lab, lang),
+        chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
+        chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "")
 
 
-def index_view(summary_doc: dict, lang: str) -> dict:
+def index_view(summary_doc: dict, lang: str) -> IndexView:
     """index.html of a batch: one row per carnet, totals, cross-carnet findings."""
     lab = labels(lang)
     rows = []
     for e in summary_doc["carnets"]:
         s = e["summary"]
         carnet = e.get("carnet") or {}
-        rows.append({"id": e["id"], "path": e["path"], "verdict": e["verdict"],
-                     "verdict_rank": {"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
-                     "verdict_text": lab[f"verdict_{e['verdict']}_short"], "casino": _s(carnet.get("casino")),
-                     "table": _s(carnet.get("table")), "errors": s["errors"], "warnings": s["warnings"],
-                     "info": s["info"], "impact": format_cents(s["impact_cents"], lang),
-                     "impact_cents": s["impact_cents"], "report": e.get("report")})
+        rows.append(IndexRow(
+            id=e["id"], path=e["path"], verdict=e["verdict"],
+            verdict_rank={"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
+            verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
+            table=_s(carnet.get("table")), errors=s["errors"], warnings=s["warnings"], info=s["info"],
+            impact=format_cents(s["impact_cents"], lang), impact_cents=s["impact_cents"], report=e.get("report")))
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
     reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
@@ -363,17 +495,17 @@ def index_view(summary_doc: dict, lang: str) -> dict:
     for f in summary_doc.get("cross_carnet_findings") or []:
         places = []
         for c in f.get("carnets") or []:
-            places.append({"text": lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")),
-                                                             seance=_s(c.get("seance")), coup=_s(c.get("coup")),
-                                                             row=_s(c.get("row"))),
-                           "href": reports.get(c.get("id"))})
+            places.append(Place(lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")),
+                                                          seance=_s(c.get("seance")), coup=_s(c.get("coup")),
+                                                          row=_s(c.get("row"))),
+                                reports.get(c.get("id"))))
         sev = _s(f.get("severity"))
-        cross.append({"code": _s(f.get("code")), "severity": sev, "severity_text": lab.get(sev, sev),
-                      "message": clip(f.get("message")), "places": places,
-                      "impact": format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""})
-    return {"lang": lang, "t": lab, "js_labels": js_labels(lab), "rows": rows, "tool_version": __version__,
-            "generated_at": summary_doc["generated_at"], "cross": cross,
-            "verdict_counts": [(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
-                               for k in ("ok", "warning", "error", "unreadable")],
-            "totals": {"carnets": len(rows), "errors": tot["errors"], "warnings": tot["warnings"],
-                       "info": tot["info"], "impact": format_cents(tot["impact_cents"], lang)}}
+        cross.append(CrossRow(_s(f.get("code")), sev, lab.get(sev, sev), clip(f.get("message")), places,
+                              format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))
+    return IndexView(
+        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__,
+        generated_at=summary_doc["generated_at"], rows=rows, cross=cross,
+        verdict_counts=[Count(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
+                        for k in ("ok", "warning", "error", "unreadable")],
+        totals=IndexTotals(len(rows), tot["errors"], tot["warnings"], tot["info"],
+                           format_cents(tot["impact_cents"], lang)))
