@@ -240,10 +240,37 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
         bar.close()
     ordered = [outputs[i] for i in range(len(jobs))]
     entries = [o.entry for o in ordered]
-    from auditor.crosscheck import cross_carnet_duplicates
+    from auditor.crosscheck import attribute, cross_carnet_duplicates
 
     cross = cross_carnet_duplicates(entries, [o.tickets for o in ordered], options.lang)
+    attribute(entries, cross)
+    _reports_with_cross(jobs, entries, cross, out, options)
     return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered))
+
+
+def _reports_with_cross(jobs: list[CarnetJob], entries: list[dict], cross: list[dict], out: Path,
+                        options: Options) -> None:
+    """The report of each carnet a cross-carnet finding involves, rendered again
+    with it (its verdict, counts and a section naming the other carnet). Only
+    those carnets are audited a second time, here, once the batch is known."""
+    if not cross or "html" not in options.formats:
+        return
+    from auditor.crosscheck import for_carnet
+    from auditor.report.html_report import render_report
+    from auditor.report.json_report import generated_at
+
+    reports = {e["id"]: e.get("report") for e in entries}
+    profile = load_profile()
+    for job in jobs:
+        mine = for_carnet(cross, job.id)
+        if not mine:
+            continue
+        result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits)
+        html = render_report(result, job.shown, options.generated_at or generated_at(),
+                             findings_file="findings.json" if "json" in options.formats else None,
+                             annotated_file="annotated.xlsx" if "xlsx" in options.formats else None,
+                             cross=mine, reports=reports)
+        (out / job.id / "report.html").write_bytes(html.encode("utf-8"))
 
 
 def _write(o: JobOutput, job: CarnetJob, out: Path) -> None:

@@ -107,8 +107,12 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
 
 
 def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,
-                   generated_at: str | None = None) -> tuple[dict[str, bytes], dict]:
-    """The carnet's files (name → bytes) and its row in the batch summary."""
+                   generated_at: str | None = None, cross: list[dict] | None = None,
+                   reports: dict[str, str | None] | None = None) -> tuple[dict[str, bytes], dict]:
+    """The carnet's files (name → bytes) and its row in the batch summary.
+    `cross`: the batch's cross-carnet findings involving this carnet (seen from
+    it, crosscheck.for_carnet), shown and counted in its report; `reports`: each
+    carnet id's report path in the batch, to link to the other carnet."""
     doc = json_report.findings_document(result, profile, job.shown, generated_at)
     files: dict[str, bytes] = {}
     if "json" in formats:
@@ -116,7 +120,9 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
     if "html" in formats:
         files["report.html"] = html_report.render_report(
             result, job.shown, doc["generated_at"],
-            findings_file="findings.json" if "json" in formats else None).encode("utf-8")
+            findings_file="findings.json" if "json" in formats else None,
+            annotated_file="annotated.xlsx" if "xlsx" in formats else None,
+            cross=cross, reports=reports).encode("utf-8")
     if "xlsx" in formats:
         from auditor.report.excel_report import annotated_bytes
 
@@ -168,6 +174,11 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
                 cross_findings: list[dict] | None = None) -> None:
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
+    # A cross-carnet finding counts once in the totals, though each carnet it involves counts it.
+    for f in cross_findings or []:
+        key = {"error": "errors", "warning": "warnings", "info": "info"}[f["severity"]]
+        totals[key] += 1
+        totals["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     totals["carnets"] = len(entries)
     totals["cross_carnet_findings"] = len(cross_findings or [])
     doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},

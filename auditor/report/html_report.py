@@ -41,11 +41,14 @@ def render(template: str, view) -> str:
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,
-                  findings_file: str | None = "findings.json") -> str:
-    """report.html for one audited carnet (language: the result's)."""
+                  findings_file: str | None = "findings.json", annotated_file: str | None = None,
+                  cross: list[dict] | None = None, reports: dict[str, str | None] | None = None) -> str:
+    """report.html for one audited carnet (language: the result's); `cross`
+    and `reports` as in pipeline.render_outputs."""
     from auditor.report.view import report_view
 
-    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file))
+    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file,
+                                                annotated_file=annotated_file, cross=cross, reports=reports))
 
 
 def render_index(summary_doc: dict, lang: str) -> str:

@@ -18,6 +18,7 @@ import pandas as pd
 from auditor import __version__
 from auditor.catalogue import load_catalogue
 from auditor.chouette import run_stories
+from auditor.crosscheck import combined_verdict
 from auditor.engine import AuditResult
 from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
@@ -121,6 +122,20 @@ class Choice:
     text: str
 
 
+@dataclass(frozen=True)
+class CrossItem:
+    """A cross-carnet finding in the report of one carnet it involves."""
+
+    code: str
+    severity: str
+    severity_text: str
+    article: str
+    message: str           # seen from this carnet: names the other one
+    here: str              # where it sits in this carnet
+    others: list[Place]    # the other carnets, linked when their report is in the batch
+    impact: str
+
+
 @dataclass
 class Page:
     """What every page (report.html, index.html) shows around its body."""
@@ -164,6 +179,7 @@ class ReportView(Page):
     chouette_runs: list
     chouette_runs_total: int
     chouette_runs_more: str
+    cross: list[CrossItem]
 
 
 @dataclass(frozen=True)
@@ -183,6 +199,7 @@ class IndexRow:
     impact: str
     impact_cents: int
     report: str | None
+    cross: str             # "including n across carnets", or ""
 
 
 @dataclass(frozen=True)
@@ -420,16 +437,25 @@ def js_labels(lab: dict) -> dict[str, str]:
 
 
 def report_view(result: AuditResult, source_path: str, generated_at: str,
-                findings_file: str | None = "findings.json") -> ReportView:
+                findings_file: str | None = "findings.json", *, annotated_file: str | None = None,
+                cross: list[dict] | None = None, reports: dict[str, str | None] | None = None) -> ReportView:
     """Everything report.html.j2 shows. `findings_file` is the findings.json
-    beside the report (None when it is not written): truncated groups link to it."""
+    beside the report (None when it is not written): truncated groups link to it.
+    `cross`: the batch's cross-carnet findings involving this carnet
+    (crosscheck.for_carnet): they count in its verdict and cards, and have a
+    section; `reports`: carnet id → report path in the batch, for the links."""
     lang = result.lang
     lab = labels(lang)
-    summary = result.summary
+    cross = cross or []
+    summary = dict(result.summary)
+    for f in cross:   # counted like the carnet's own findings; findings.json keeps its own audit
+        key = {"error": "errors", "warning": "warnings", "info": "info"}[f["severity"]]
+        summary[key] += 1
+        summary["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     cover = result.carnet.cover
     src = result.carnet.source
     dates, n_coups, top_coup, levy_recorded = _seance_facts(result)
-    v = verdict(result)
+    v = combined_verdict(verdict(result), [f["severity"] for f in cross])
     casino, table = _s(cover.get("casino")), _s(cover.get("table"))
     period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
     identity = [Field(lab["casino"], casino), Field(lab["table"], table), Field(lab["period"], period),
@@ -456,7 +482,8 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         verdict=v, verdict_text=lab[f"verdict_{v}"],
         verdict_detail=lab["verdict_detail"].format(
             errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
-            impact=format_cents(summary["impact_cents"], lang)),
+            impact=format_cents(summary["impact_cents"], lang))
+        + (" " + lab["verdict_cross"].format(n=len(cross)) if cross else ""),
         casino=casino, table=table, period=period, print_identity=print_identity,
         css_identity=charts.css_string(print_identity),
         identity=identity, counts=counts, volume=volume, money=_money(result, lab, lang),
@@ -472,7 +499,37 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
                                     LEVY_CODES, tickets_view.face_per_seance(result)),
         tickets=tickets_view.tickets_section(result, lab, lang),
         chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
-        chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "")
+        chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "",
+        cross=[_cross_item(f, reports or {}, lab, lang) for f in cross])
+
+
+def _place_text(c: dict, lab: dict) -> str:
+    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")), seance=_s(c.get("seance")),
+                                     coup=_s(c.get("coup")), row=_s(c.get("row")))
+
+
+def _cross_item(f: dict, reports: dict[str, str | None], lab: dict, lang: str) -> CrossItem:
+    """One cross-carnet finding seen from this carnet: its message names the
+    other carnet (the batch's message is written from the first one's side)."""
+    meta = load_catalogue().get(_s(f.get("code")))
+    others = f.get("others") or []
+    message = _s(f.get("message"))
+    if meta is not None and others and "valeur_cents" in f:
+        first, last = int(f["first"]), int(f["last"])
+        message = meta.message("cross_carnet", lang).format(
+            valeur=format_cents(int(f["valeur_cents"]), lang), span=str(first) if first == last else f"{first} … {last}",
+            count=last - first + 1, other=_s(others[0].get("path")), other_table=_s(others[0].get("table")))
+    here = f.get("here") or []
+    sev = _s(f.get("severity"))
+    return CrossItem(
+        code=_s(f.get("code")), severity=sev, severity_text=lab.get(sev, sev),
+        article=article_text(_s(f.get("article")), lab) if f.get("article") else "", message=clip(message),
+        here="; ".join(lab["cross_here"].format(seance=_s(c.get("seance")), coup=_s(c.get("coup")),
+                                                row=_s(c.get("row"))) for c in here),
+        # The reports of a batch sit side by side: OUT/<id>/report.html.
+        others=[Place(_place_text(c, lab), f"../{reports[c['id']]}" if reports.get(c.get("id")) else None)
+                for c in others],
+        impact=format_cents(f["impact_cents"], lang) if f.get("impact_cents") else "")
 
 
 def index_view(summary_doc: dict, lang: str) -> IndexView:
@@ -481,13 +538,17 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
     rows = []
     for e in summary_doc["carnets"]:
         s = e["summary"]
+        # The carnet's own findings and the cross-carnet ones that involve it.
+        cc = e.get("cross_carnet") or {}
+        n = {k: s[k] + int(cc.get(k, 0)) for k in ("errors", "warnings", "info", "impact_cents")}
         carnet = e.get("carnet") or {}
         rows.append(IndexRow(
             id=e["id"], path=e["path"], verdict=e["verdict"],
             verdict_rank={"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
             verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
-            table=_s(carnet.get("table")), errors=s["errors"], warnings=s["warnings"], info=s["info"],
-            impact=format_cents(s["impact_cents"], lang), impact_cents=s["impact_cents"], report=e.get("report")))
+            table=_s(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
+            impact=format_cents(n["impact_cents"], lang), impact_cents=n["impact_cents"], report=e.get("report"),
+            cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else ""))
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
     reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
@@ -495,10 +556,7 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
     for f in summary_doc.get("cross_carnet_findings") or []:
         places = []
         for c in f.get("carnets") or []:
-            places.append(Place(lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")),
-                                                          seance=_s(c.get("seance")), coup=_s(c.get("coup")),
-                                                          row=_s(c.get("row"))),
-                                reports.get(c.get("id"))))
+            places.append(Place(_place_text(c, lab), reports.get(c.get("id"))))
         sev = _s(f.get("severity"))
         cross.append(CrossRow(_s(f.get("code")), sev, lab.get(sev, sev), clip(f.get("message")), places,
                               format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))
