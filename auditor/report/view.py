@@ -38,6 +38,8 @@ OPEN_GROUPS_UP_TO = 100
 # Codes whose impact is levy not collected / face value of missing tickets.
 LEVY_CODES = ("EC66-01", "EC66-02")
 MISSING_TICKET_CODES = ("EC83-01",)
+# Every rule whose findings carry money (impact_cents): the total at stake is a figure once one of them ran.
+MONEY_CODES = LEVY_CODES + MISSING_TICKET_CODES + ("EC661-01", "EC561-03")
 NO_SEANCE = "-"
 
 
@@ -400,9 +402,10 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
     return groups
 
 
-def _money(result: AuditResult, lab: dict, lang: str) -> list[Amount]:
-    """Money at stake: the summary's levy totals, then the findings' impacts by kind."""
-    s = result.summary
+def _money(result: AuditResult, s: dict, lab: dict, lang: str) -> list[Amount]:
+    """Money at stake: the summary's levy totals, then the findings' impacts by
+    kind. `s`: the summary the page shows (the carnet's, with its cross-carnet
+    findings). An amount that could not be computed reads "not verified", never 0."""
     checked = {st.code for st in result.rules if st.status is Status.CHECKED}
     levy = [f.impact_cents for f in result.findings if f.code in LEVY_CODES]
     short = sum(x for x in levy if x > 0)
@@ -410,20 +413,36 @@ def _money(result: AuditResult, lab: dict, lang: str) -> list[Amount]:
     missing = _positive_impact(f for f in result.findings if f.code in MISSING_TICKET_CODES)
     other = s["impact_cents"] - short - missing
 
-    def amount(cents: int, codes: tuple[str, ...]) -> str:
+    def amount(cents: int, known: bool) -> str:
         # A zero from a rule that did not run would read as "nothing missing".
-        return format_cents(cents, lang) if checked & set(codes) else lab["not_checked"]
+        return format_cents(cents, lang) if known else lab["not_checked"]
 
-    rows = [Amount("levy_expected", lab["levy_expected"], format_cents(s["levy_expected_cents"], lang)),
-            Amount("levy_recorded", lab["levy_recorded"], format_cents(s["levy_recorded_cents"], lang)),
-            Amount("levy_shortfall", lab["levy_shortfall"], amount(short, LEVY_CODES))]
+    rows = [Amount("levy_expected", lab["levy_expected"], amount(s["levy_expected_cents"], levy_known(result))),
+            Amount("levy_recorded", lab["levy_recorded"], amount(s["levy_recorded_cents"], levy_known(result))),
+            Amount("levy_shortfall", lab["levy_shortfall"], amount(short, bool(checked & set(LEVY_CODES))))]
     if excess:
         rows.append(Amount("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
-    rows.append(Amount("missing_tickets", lab["missing_tickets_value"], amount(missing, MISSING_TICKET_CODES)))
+    rows.append(Amount("missing_tickets", lab["missing_tickets_value"],
+                       amount(missing, bool(checked & set(MISSING_TICKET_CODES)))))
     if other:
         rows.append(Amount("other_impact", lab["other_impact"], format_cents(other, lang)))
-    rows.append(Amount("impact", lab["impact_total"], format_cents(s["impact_cents"], lang)))
+    rows.append(Amount("impact", lab["impact_total"], impact_text(result, s["impact_cents"], lab, lang)))
     return rows
+
+
+def levy_known(result: AuditResult) -> bool:
+    """The summary's levy totals were computed: the engine computes them only
+    from readable coups and mises tables (0 otherwise, which is not a figure)."""
+    carnet = result.carnet
+    return not carnet.unreadable and carnet.has("coups") and carnet.has("mises")
+
+
+def impact_text(result: AuditResult, cents: int, lab: dict, lang: str) -> str:
+    """The total at stake, or "not verified" when no rule that carries money ran."""
+    checked = {st.code for st in result.rules if st.status is Status.CHECKED}
+    if result.carnet.unreadable or not checked & set(MONEY_CODES):
+        return lab["not_checked"]
+    return format_cents(cents, lang)
 
 
 def article_text(article: str, lab: dict) -> str:
@@ -482,11 +501,11 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         verdict=v, verdict_text=lab[f"verdict_{v}"],
         verdict_detail=lab["verdict_detail"].format(
             errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
-            impact=format_cents(summary["impact_cents"], lang))
+            impact=impact_text(result, summary["impact_cents"], lab, lang))
         + (" " + lab["verdict_cross"].format(n=len(cross)) if cross else ""),
         casino=casino, table=table, period=period, print_identity=print_identity,
         css_identity=charts.css_string(print_identity),
-        identity=identity, counts=counts, volume=volume, money=_money(result, lab, lang),
+        identity=identity, counts=counts, volume=volume, money=_money(result, summary, lab, lang),
         groups=groups, seance_groups=seances,
         total_findings=total, rendered_findings=rendered,
         rendered_text=lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
@@ -547,7 +566,8 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
             verdict_rank={"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
             verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
             table=_s(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
-            impact=format_cents(n["impact_cents"], lang), impact_cents=n["impact_cents"], report=e.get("report"),
+            impact=lab["not_checked"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
+            impact_cents=-1 if e["verdict"] == "unreadable" else n["impact_cents"], report=e.get("report"),
             cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else ""))
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
