@@ -45,7 +45,7 @@ def cross_carnet_duplicates(entries: list[dict], runs: list[list[list]], lang: s
         span = str(first) if first == last else f"{first} … {last}"
         message = meta.message("cross_carnet", lang).format(
             valeur=format_cents(int(r.valeur), lang), span=span, count=last - first + 1,
-            other=there["path"], other_table=there["carnet"].get("table"))
+            other=there["path"], other_table=_table(there["carnet"].get("table")))
         out.append({
             "code": "EC82-03", "severity": meta.severity.label, "article": meta.article, "message": message,
             "casino": r.casino, "valeur_cents": int(r.valeur), "first": first, "last": last,
@@ -58,6 +58,11 @@ def cross_carnet_duplicates(entries: list[dict], runs: list[list[list]], lang: s
             "impact_cents": 0,
         })
     return out
+
+
+def _table(number) -> str:
+    """A table number for a sentence; "?" when the cover does not give one (EC64-06)."""
+    return "?" if number is None or number == "" else str(number)
 
 
 SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}

@@ -148,7 +148,13 @@ def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, by
         html = out["report.html"]
         at = html.rfind(b"<footer>")
         if at >= 0:
-            out["report.html"] = html[:at] + html[at:].replace(old.encode(), new.encode())
+            from auditor.i18n import LANGS
+            from auditor.report.view import moment_text
+
+            tail = html[at:].replace(old.encode(), new.encode())
+            for lang in LANGS:   # the footer also writes the moment the reader's way
+                tail = tail.replace(moment_text(old, lang).encode(), moment_text(new, lang).encode())
+            out["report.html"] = html[:at] + tail
     if "annotated.xlsx" in out:
         from auditor.report.xlsx_io import restamp
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from openpyxl import Workbook, load_workbook
 from openpyxl.comments import Comment
-from openpyxl.styles import Font
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.hyperlink import Hyperlink
 
@@ -28,7 +29,7 @@ from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
-from auditor.report.view import article_text
+from auditor.report.view import VALUE_COLUMNS, article_text, value_text
 from auditor.report.xlsx_io import FILLS, FORMULA_START, put_text, unique_sheet_title, workbook_bytes
 
 AUTHOR = "ecarte-auditor"
@@ -183,12 +184,17 @@ def anchor_of(f: Finding, sheets: dict[str, SheetMap]) -> tuple[str, str] | None
 
 def comment_line(f: Finding, lab: dict, lang: str) -> str:
     lines = [f"{f.code} ({article_text(f.article, lab)}) — {f.message}"]
-    if f.expected is not None and f.found is not None:
-        lines.append(lab["xlsx_expected_found"].format(expected=f.expected, found=f.found))
-    elif f.expected is not None:
-        lines.append(lab["xlsx_expected"].format(expected=f.expected))
-    elif f.found is not None:
-        lines.append(lab["xlsx_found"].format(found=f.found))
+    expected = None if f.expected is None else value_text(f.expected, lab)
+    found = None if f.found is None else value_text(f.found, lab)
+    if f.code in VALUE_COLUMNS:      # information: what it shows instead of expected / found
+        key, value = VALUE_COLUMNS[f.code]
+        lines.append(f"{lab[key]} : {value(f)}" if lang == "fr" else f"{lab[key]}: {value(f)}")
+    elif expected is not None and found is not None:
+        lines.append(lab["xlsx_expected_found"].format(expected=expected, found=found))
+    elif expected is not None:
+        lines.append(lab["xlsx_expected"].format(expected=expected))
+    elif found is not None:
+        lines.append(lab["xlsx_found"].format(found=found))
     if f.impact_cents:
         lines.append(lab["xlsx_impact"].format(impact=format_cents(f.impact_cents, lang)))
     return "\n".join(lines)
@@ -249,9 +255,33 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
             quoted = title.replace("'", "''")
             target.hyperlink = Hyperlink(ref=target.coordinate, location=f"'{quoted}'!{ref}")
             target.font = link
-        put_text(ws.cell(row=r, column=13), f.expected)
-        put_text(ws.cell(row=r, column=14), f.found)
+        put_text(ws.cell(row=r, column=13), value_text(f.expected, lab) if f.expected is not None else None)
+        put_text(ws.cell(row=r, column=14), value_text(f.found, lab) if f.found is not None else None)
         if f.impact_cents:
-            put_text(ws.cell(row=r, column=15), format_cents(f.impact_cents, lang))
+            # A number Excel can sum, shown in euros: cents / 100 as an exact decimal (never a float).
+            amount = ws.cell(row=r, column=15, value=Decimal(int(f.impact_cents)).scaleb(-2))
+            amount.number_format = EURO_FORMAT
+        for c in WRAPPED:
+            ws.cell(row=r, column=c).alignment = WRAP
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(head))}{len(findings) + 1}"
+    _print_setup(ws)
+
+
+EURO_FORMAT = '#,##0.00\\ "€";-#,##0.00\\ "€"'
+WRAP = Alignment(wrap_text=True, vertical="top")
+WRAPPED = (8, 13, 14)          # message, expected, found
+
+
+def _print_setup(ws) -> None:
+    """The list of findings prints as a document: landscape A4, every column on
+    the page width, the header row repeated on each page, gridlines shown."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+    ws.print_options.gridLines = True
+    ws.page_margins.left = ws.page_margins.right = 0.4
+    ws.page_margins.top = ws.page_margins.bottom = 0.5

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import re
+
 import pandas as pd
 
 from auditor import __version__
@@ -73,6 +75,7 @@ class FindingRow:
     impact: str
     impact_cents: int
     seance_key: str        # filter value: the séance number, or NO_SEANCE
+    values: list[str]      # the cells under the group's value_heads
 
 
 @dataclass
@@ -88,6 +91,7 @@ class RuleGroup:
     rows: list[FindingRow]
     more: str              # "… n more in findings.json", or ""
     open: bool
+    value_heads: list[str]     # "expected", "found"; or what an information finding shows instead
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,8 @@ class Page:
     t: dict
     js_labels: dict
     tool_version: str
-    generated_at: str
+    generated_at: str      # ISO, UTC (the <time> element's datetime)
+    generated_text: str    # the same moment as the reader writes it
 
 
 @dataclass
@@ -287,13 +292,40 @@ def _seance_key(f: Finding) -> str:
     return NO_SEANCE if f.seance is None else str(f.seance)
 
 
+def value_text(text: str | None, lab: dict) -> str:
+    """A value of the carnet's enumerations (oui, non, remise, avant …) in the
+    reader's words (`values` of the label file; French keeps them as written)."""
+    words = lab.get("values") or {}
+    text = _s(text)
+    return _WORD.sub(lambda m: words.get(m[0], m[0]), text) if words else text
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def remaining_tickets(f: Finding) -> str:
+    """EC83-02 (information): the tickets left in the book in progress, from its
+    last number (expected) and the last one detached (found)."""
+    try:
+        return str(int(_s(f.expected)) - int(_s(f.found)))
+    except ValueError:
+        return ""
+
+
+# Information findings that nothing is wrong with: what they show instead of expected / found.
+VALUE_COLUMNS = {"EC83-02": ("tk_remaining", remaining_tickets)}
+
+
 def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
+    expected, found = clip(value_text(f.expected, lab), MAX_VALUE), clip(value_text(f.found, lab), MAX_VALUE)
+    special = VALUE_COLUMNS.get(f.code)
     return FindingRow(
         code=f.code, severity=f.severity.label, severity_text=lab[f.severity.label], article=f.article,
         message=clip(f.message), seance=_s(f.seance), coup=_s(f.coup), rang=_s(f.rang),
-        where=clip(_where(f, lab)), expected=clip(f.expected, MAX_VALUE), found=clip(f.found, MAX_VALUE),
+        where=clip(_where(f, lab)), expected=expected, found=found,
         impact=format_cents(f.impact_cents, lang) if f.impact_cents else "",
-        impact_cents=int(f.impact_cents), seance_key=_seance_key(f))
+        impact_cents=int(f.impact_cents), seance_key=_seance_key(f),
+        values=[special[1](f)] if special else [expected, found])
 
 
 def _positive_impact(findings) -> int:
@@ -325,7 +357,8 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
             count=len(found), impact=format_cents(_positive_impact(found), lang) if _positive_impact(found) else "",
             rows=[finding_row(f, lab, lang) for f in shown],
             more=lab["rows_left_out"].format(shown=len(shown), total=len(found)) if more else "",
-            open=small))
+            open=small,
+            value_heads=[lab[VALUE_COLUMNS[code][0]]] if code in VALUE_COLUMNS else [lab["expected"], lab["found"]]))
     return groups
 
 
@@ -445,6 +478,15 @@ def impact_text(result: AuditResult, cents: int, lab: dict, lang: str) -> str:
     return format_cents(cents, lang)
 
 
+def moment_text(stamp: str, lang: str) -> str:
+    """The run's timestamp (`2026-01-01T09:30:00Z`) as the reader writes it:
+    `01/01/2026 à 09:30 UTC`, `2026-01-01 at 09:30 UTC`."""
+    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):\d{2}Z", stamp or "")
+    if not m:
+        return _s(stamp)
+    return labels(lang)["moment"].format(day=format_day(m[1], lang), time=m[2])
+
+
 def article_text(article: str, lab: dict) -> str:
     """`art. 64`, `art. 66-1`; the format rules (EC00) have no article."""
     return f"{lab['art']} {article}" if article[:1].isdigit() else lab.get(f"article_{article}", article)
@@ -498,6 +540,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     left = len(runs) - MAX_CHOUETTE_RUNS
     return ReportView(
         lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__, generated_at=generated_at,
+        generated_text=moment_text(generated_at, lang),
         verdict=v, verdict_text=lab[f"verdict_{v}"],
         verdict_detail=lab["verdict_detail"].format(
             errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
@@ -523,7 +566,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
 
 
 def _place_text(c: dict, lab: dict) -> str:
-    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")), seance=_s(c.get("seance")),
+    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")) or "?", seance=_s(c.get("seance")),
                                      coup=_s(c.get("coup")), row=_s(c.get("row")))
 
 
@@ -537,7 +580,7 @@ def _cross_item(f: dict, reports: dict[str, str | None], lab: dict, lang: str) -
         first, last = int(f["first"]), int(f["last"])
         message = meta.message("cross_carnet", lang).format(
             valeur=format_cents(int(f["valeur_cents"]), lang), span=str(first) if first == last else f"{first} … {last}",
-            count=last - first + 1, other=_s(others[0].get("path")), other_table=_s(others[0].get("table")))
+            count=last - first + 1, other=_s(others[0].get("path")), other_table=_s(others[0].get("table")) or "?")
     here = f.get("here") or []
     sev = _s(f.get("severity"))
     return CrossItem(
@@ -582,7 +625,8 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
                               format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))
     return IndexView(
         lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__,
-        generated_at=summary_doc["generated_at"], rows=rows, cross=cross,
+        generated_at=summary_doc["generated_at"], generated_text=moment_text(summary_doc["generated_at"], lang),
+        rows=rows, cross=cross,
         verdict_counts=[Count(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
                         for k in ("ok", "warning", "error", "unreadable")],
         totals=IndexTotals(len(rows), tot["errors"], tot["warnings"], tot["info"],
