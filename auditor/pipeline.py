@@ -18,7 +18,7 @@ from auditor.model import Severity, Violation
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
 from auditor.report import html_report, json_report
-from auditor.report.view import verdict
+from auditor.report.view import period_of, verdict
 
 if TYPE_CHECKING:
     from auditor import series
@@ -128,7 +128,7 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
 
         files["annotated.xlsx"] = annotated_bytes(result, job.path, result.lang, doc["generated_at"])
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
-             "carnet": doc["carnet"], "summary": doc["summary"],
+             "carnet": doc["carnet"], "period": period_of(result), "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
     return files, entry
 

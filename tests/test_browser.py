@@ -204,7 +204,7 @@ def test_index_sorts_and_links(browser, tmp_path):
     index.write_text(render_index(doc, "fr"), encoding="utf-8")
     p = Page(browser, index)
     page = p.page
-    errors_col = page.locator("#carnets thead th").nth(4).locator("button.sort")
+    errors_col = page.locator("#carnets thead th").nth(5).locator("button.sort")
     errors_col.click()
     errors_col.click()   # descending: the worst carnet first
     first = page.locator("#carnets tbody tr").first.get_attribute("data-id")

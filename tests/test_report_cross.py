@@ -82,7 +82,7 @@ def test_index_rows_count_them(batch):
     for e in s["carnets"]:
         cells = rows[e["id"]].findall("td")
         n = e["summary"]["errors"] + e["cross_carnet"]["errors"]
-        assert text(cells[4]).split()[0] == str(n)
+        assert text(cells[5]).split()[0] == str(n)
         assert e["verdict"] in rows[e["id"]].get("class")
     assert text(dom.find(".//td[@id='total-errors']")) == str(s["totals"]["errors"])
     assert text(dom.find(".//div[@id='verdict-ok']")) == "1"

@@ -352,12 +352,15 @@ def test_index_one_row_per_carnet_with_totals():
     table = dom.find(".//table[@id='carnets']")
     assert "sortable" in table.get("class").split()
     rows = table.findall("tbody/tr")
-    assert [r.get("data-id") for r in rows] == [e["id"] for e in entries]
-    for r, e in zip(rows, entries):
+    assert sorted(r.get("data-id") for r in rows) == sorted(e["id"] for e in entries)
+    by_id = {e["id"]: e for e in entries}
+    for r in rows:
+        e = by_id[r.get("data-id")]
         c = cells(r)
-        assert "sev" in r.findall("td")[3].get("class") and e["verdict"] in r.findall("td")[3].get("class")
-        assert c[4:7] == [str(e["summary"][k]) for k in ("errors", "warnings", "info")]
+        assert "sev" in r.findall("td")[4].get("class") and e["verdict"] in r.findall("td")[4].get("class")
+        assert c[5:8] == [str(e["summary"][k]) for k in ("errors", "warnings", "info")]
         assert r.find(".//a").get("href") == e["report"]
+        assert text(r.find(".//a")) == e["path"].removeprefix("sample_carnets/")   # names the carnet
     assert text(dom.find(".//td[@id='total-errors']")) == str(sum(e["summary"]["errors"] for e in entries))
     assert text(dom.find(".//div[@id='total-carnets']")) == str(len(entries))
     assert text(dom.find(".//div[@id='verdict-unreadable']")) == "1"

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import json
+import posixpath
 import re
 
 import pandas as pd
@@ -92,6 +94,7 @@ class RuleGroup:
     more: str              # "… n more in findings.json", or ""
     open: bool
     value_heads: list[str]     # "expected", "found"; or what an information finding shows instead
+    seance_counts: str         # JSON {séance key: findings of the group}, all of them, for the filters
 
 
 @dataclass(frozen=True)
@@ -177,10 +180,14 @@ class ReportView(Page):
     rendered_text: str
     truncated: bool
     findings_file: str | None
+    annotated_file: str | None   # annotated.xlsx beside the report: it lists every finding
+    full_list: str               # where the findings the page leaves out are, in words
+    limit: int                   # finding rows per rule in the page
     filter_severities: list[Count]
     filter_rules: list[Choice]
     filter_seances: list[Choice]
     rules: list[RuleRow]
+    rules_quiet: str       # printed: how many checked rules without findings the appendix leaves out
     charts: charts.Charts
     tickets: tickets_view.TicketSection
     chouette_runs: list
@@ -207,6 +214,10 @@ class IndexRow:
     impact_cents: int
     report: str | None
     cross: str             # "including n across carnets", or ""
+    first: str             # first and last séance dates, ISO (filter values)
+    last: str
+    period: str            # the same, as the reader writes them
+    link_text: str         # the report link, naming the carnet
 
 
 @dataclass(frozen=True)
@@ -242,6 +253,8 @@ class IndexView(Page):
 
     rows: list[IndexRow]
     cross: list[CrossRow]
+    root: str                           # what was audited: the rows' paths are relative to it
+    choices: dict[str, list[Choice]]    # the filters' options: verdict, casino, table
     verdict_counts: list[Count]
     totals: IndexTotals
 
@@ -358,6 +371,8 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
             rows=[finding_row(f, lab, lang) for f in shown],
             more=lab["rows_left_out"].format(shown=len(shown), total=len(found)) if more else "",
             open=small,
+            seance_counts=json.dumps(dict(Counter(_seance_key(f) for f in found)), sort_keys=True,
+                                     separators=(",", ":")),
             value_heads=[lab[VALUE_COLUMNS[code][0]]] if code in VALUE_COLUMNS else [lab["expected"], lab["found"]]))
     return groups
 
@@ -524,7 +539,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
                 Field(lab["seances"], str(summary["seances"])), Field(lab["coups"], str(summary["coups"])),
                 Field(lab["mises"], str(summary["mises"])), Field(lab["tickets"], str(summary["tickets"])),
                 Field(lab["source"], source_path), Field(lab["format"], src.format),
-                Field(lab["sha256"], src.sha256)]
+                Field(lab["sha256"], src.sha256), Field(lab["audit_date"], moment_text(generated_at, lang))]
     counts = [Count("error", lab["errors"], summary["errors"]), Count("warning", lab["warnings"], summary["warnings"]),
               Count("info", lab["infos"], summary["info"])]
     volume = [Field(lab["rows_read"], str(summary["rows_read"])),
@@ -536,6 +551,8 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     sev_counts = Counter(f.severity.label for f in result.findings)
     # The one line each page of the printed report carries: who, which table, when.
     print_identity = " — ".join(p for p in (casino, f"{lab['table']} {table}" if table else "", period) if p)
+    rules = _rules(result, lab, lang)
+    quiet = sum(1 for r in rules if r.checked and not r.findings)
     runs = run_stories(result.carnet, lang)
     left = len(runs) - MAX_CHOUETTE_RUNS
     return ReportView(
@@ -552,11 +569,15 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         groups=groups, seance_groups=seances,
         total_findings=total, rendered_findings=rendered,
         rendered_text=lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
-        truncated=rendered < total, findings_file=findings_file,
+        truncated=rendered < total, findings_file=findings_file, annotated_file=annotated_file,
+        limit=MAX_ROWS_PER_GROUP,
+        full_list=(lab["full_list_workbook"].format(file=annotated_file, sheet=lab["xlsx_findings_sheet"])
+                   if annotated_file else lab["full_list_json"].format(file=findings_file) if findings_file
+                   else lab["full_list_none"]),
         filter_severities=[Count(s, lab[s], sev_counts.get(s, 0)) for s in ("error", "warning", "info")],
         filter_rules=[Choice(g.code, f"{g.code} — {g.title} ({g.count})") for g in groups],
         filter_seances=[Choice(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
-        rules=_rules(result, lab, lang),
+        rules=rules, rules_quiet=lab["rules_quiet"].format(n=quiet) if quiet else "",
         charts=charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
                                     LEVY_CODES, tickets_view.face_per_seance(result)),
         tickets=tickets_view.tickets_section(result, lab, lang),
@@ -594,9 +615,39 @@ def _cross_item(f: dict, reports: dict[str, str | None], lab: dict, lang: str) -
         impact=format_cents(f["impact_cents"], lang) if f.get("impact_cents") else "")
 
 
+def _audited_root(paths: list[str]) -> str:
+    """The folder the batch's carnets were found under (their common parent)."""
+    parents = [posixpath.dirname(p.replace("\\", "/").rstrip("/")) for p in paths]
+    if not parents:
+        return ""
+    try:
+        return posixpath.commonpath(parents) if len({p.startswith("/") for p in parents}) == 1 else ""
+    except ValueError:
+        return ""
+
+
+def _relative(path: str, root: str) -> str:
+    """A carnet's path relative to what was audited."""
+    path = path.replace("\\", "/")
+    return posixpath.relpath(path, root) if root and (path + "/").startswith(root.rstrip("/") + "/") else path
+
+
+def period_of(result: AuditResult) -> dict:
+    """First and last séance dates of the carnet, ISO (None when unknown): summary.json's `period`."""
+    dates, _, _, _ = _seance_facts(result)
+    days = sorted(d for d in dates.values() if d)
+    if not days:
+        start = _s(result.carnet.cover.get("date_debut"))
+        return {"first": start or None, "last": start or None}
+    return {"first": days[0], "last": days[-1]}
+
+
 def index_view(summary_doc: dict, lang: str) -> IndexView:
-    """index.html of a batch: one row per carnet, totals, cross-carnet findings."""
+    """index.html of a batch: one row per carnet (worst first), filters, totals,
+    cross-carnet findings."""
     lab = labels(lang)
+    rank = {"ok": 0, "warning": 1, "error": 2, "unreadable": 3}
+    root = _audited_root([e["path"] for e in summary_doc["carnets"]])
     rows = []
     for e in summary_doc["carnets"]:
         s = e["summary"]
@@ -604,14 +655,21 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
         cc = e.get("cross_carnet") or {}
         n = {k: s[k] + int(cc.get(k, 0)) for k in ("errors", "warnings", "info", "impact_cents")}
         carnet = e.get("carnet") or {}
+        period = e.get("period") or {}
+        first, last = _s(period.get("first")), _s(period.get("last"))
+        rel = _relative(e["path"], root)
         rows.append(IndexRow(
-            id=e["id"], path=e["path"], verdict=e["verdict"],
-            verdict_rank={"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
+            id=e["id"], path=rel, verdict=e["verdict"], verdict_rank=rank.get(e["verdict"], 4),
             verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
             table=_s(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
             impact=lab["not_checked"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
             impact_cents=-1 if e["verdict"] == "unreadable" else n["impact_cents"], report=e.get("report"),
-            cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else ""))
+            cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else "",
+            first=first, last=last,
+            period=format_day(first if first == last else f"{first} → {last}", lang) if first else "",
+            link_text=lab["index_link"].format(name=rel)))
+    # Worst first: the verdict's gravity, then errors, then the amount at stake.
+    rows.sort(key=lambda r: (-r.verdict_rank, -r.errors, -r.warnings, -r.impact_cents, r.path))
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
     reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
@@ -626,7 +684,12 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
     return IndexView(
         lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__,
         generated_at=summary_doc["generated_at"], generated_text=moment_text(summary_doc["generated_at"], lang),
-        rows=rows, cross=cross,
+        rows=rows, cross=cross, root=root,
+        choices={"verdict": [Choice(k, lab[f"verdict_{k}_short"]) for k in ("error", "warning", "ok", "unreadable")
+                             if any(r.verdict == k for r in rows)],
+                 "casino": [Choice(c, c) for c in sorted({r.casino for r in rows if r.casino})],
+                 "table": [Choice(t, t) for t in sorted({r.table for r in rows if r.table},
+                                                        key=lambda t: (len(t), t))]},
         verdict_counts=[Count(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
                         for k in ("ok", "warning", "error", "unreadable")],
         totals=IndexTotals(len(rows), tot["errors"], tot["warnings"], tot["info"],
