@@ -93,3 +93,29 @@ def test_every_readable_sample_shows_figures(samples):
         total = _norm(text(dom.find(".//dd[@id='money-impact']")))
         assert total == _norm(format_cents(doc["summary"]["impact_cents"], "fr")), e["id"]
         assert _norm(text(dom.find(".//dd[@id='money-levy_expected']"))) != lab["not_checked"]
+
+
+def test_annotated_findings_sheet_prints_as_a_document(samples):
+    """CSV source (amounts are text in the carnet): the list's amounts are numbers
+    in euros Excel can sum; messages wrap; landscape, fit to width, header repeated."""
+    import openpyxl
+
+    from decimal import Decimal
+
+    book = samples["fr"] / "infractions__tickets" / "annotated.xlsx"
+    doc = json.loads((samples["fr"] / "infractions__tickets" / "findings.json").read_text(encoding="utf-8"))
+    ws = openpyxl.load_workbook(book).worksheets[0]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1
+    assert ws.page_setup.fitToHeight == 0                     # as many pages down as needed
+    assert ws.print_title_rows == "$1:$1"
+    impacts = [f["impact_cents"] for f in doc["findings"]]
+    cells = [ws.cell(row=i + 2, column=15) for i in range(len(impacts))]
+    for cents, cell in zip(impacts, cells):
+        if cents:
+            assert isinstance(cell.value, (int, float)) and Decimal(str(cell.value)) * 100 == cents
+            assert "€" in cell.number_format and "0.00" in cell.number_format
+        else:
+            assert cell.value is None
+    assert any(impacts)
+    assert all(ws.cell(row=i + 2, column=8).alignment.wrap_text for i in range(len(impacts)))
