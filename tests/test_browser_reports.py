@@ -188,6 +188,13 @@ def test_printed_report_repeats_plain_headers_and_puts_date_and_sha_first(browse
     assert len(finding_pages) >= 3
     for t in finding_pages[1:]:
         assert head in " ".join(t.split()), t[:300]
+    # A group's heading is never left at the foot of a page: no page ends on one.
+    heading = re.compile(rf"^EC\d+-\d\d\s+({lab['error']}|{lab['warning']}|{lab['info']})\b")
+    for t in pages:
+        lines = [ln for ln in t.split("\n") if ln.strip()]
+        assert not heading.match(lines[-1]), lines[-1]
+    # Each continued group says again which rule it is, at the top of the page.
+    assert all(heading.match(t.split("\n")[2]) for t in finding_pages[1:])
     # Codes never wrap ("EC561-/01").
     assert not re.search(r"EC\d+-\s*\n\s*\d\d", "\n".join(pages))
 

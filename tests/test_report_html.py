@@ -74,7 +74,8 @@ def test_same_input_same_bytes(breached, monkeypatch):
     again = audit_path(breached[1], load_profile(), "fr")
     assert render_report(again, "carnet.xlsx", STAMP) == first
     footer = parse_strict(first).find(".//footer")
-    assert STAMP in text(footer)
+    assert footer.find("time").get("datetime") == STAMP
+    assert "01/01/2026 à 00:00 UTC" in text(footer)       # the reader's way
 
 
 # -- escaping ------------------------------------------------------------------------------

@@ -46,7 +46,8 @@
     body.appendChild(frag);
   }
   each(document.querySelectorAll("table.sortable"), function (table) {
-    each(table.tHead.rows[0].cells, function (th, col) {
+    var heads = table.tHead.rows;
+    each(heads[heads.length - 1].cells, function (th, col) {
       var button = document.createElement("button");
       button.type = "button";
       button.className = "sort";
