@@ -36,7 +36,7 @@ PY = sys.executable
 
 def generate_csv(folder: Path, seances: int, coups: int, mises: int, seed: int = 1, **options) -> Path:
     if not (folder / "coups.csv").exists():
-        from auditor.generate import Spec, generate, write_csv_folder
+        from auditor.synth.generate import Spec, generate, write_csv_folder
 
         write_csv_folder(generate(Spec(seances=seances, coups=coups, mises=mises, seed=seed)), folder, **options)
     return folder
@@ -44,7 +44,7 @@ def generate_csv(folder: Path, seances: int, coups: int, mises: int, seed: int =
 
 def generate_xlsx(path: Path, seances: int, coups: int, mises: int) -> Path:
     if not path.exists():
-        from auditor.generate import Spec, generate, write_xlsx
+        from auditor.synth.generate import Spec, generate, write_xlsx
 
         write_xlsx(generate(Spec(seances=seances, coups=coups, mises=mises, seed=2)), path)
     return path
@@ -131,7 +131,7 @@ def _small(i: int):
     tables of 7 casinos, with ticket books of its own, as at real tables
     (shared numbers would turn the batch into a test of the cross-carnet
     EC82-03 findings instead)."""
-    from auditor.generate import Spec
+    from auditor.synth.generate import Spec
 
     start = 1 + 2000 * i
     return Spec(seances=1, coups=60, mises=8, seed=i, table=1 + i % 12, casino=f"Casino {i % 7}",
@@ -151,7 +151,7 @@ def _one_seance(i: int):
 def _batch_folder(n: int) -> Path:
     root = DATA / f"small-{n}"
     if not root.exists():
-        from auditor.generate import generate, write_csv_folder
+        from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n):
             write_csv_folder(generate(_small(i)), root / f"c{i:04d}")

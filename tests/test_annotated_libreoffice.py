@@ -15,7 +15,7 @@ from defusedxml.ElementTree import fromstring
 from openpyxl import load_workbook
 
 from auditor.catalogue import load_profile
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report.excel_report import write_annotated
 
 SOFFICE = shutil.which("soffice")
