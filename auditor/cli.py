@@ -16,12 +16,13 @@ from auditor import __version__
 from auditor.catalogue import load_catalogue
 from auditor.errors import UsageError
 from auditor.model import Severity
+from auditor.limits import DEFAULT_BOUNDS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from auditor.pipeline import FORMATS
+    from auditor.render import FORMATS
 
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
@@ -32,6 +33,7 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: audit, generate, template and rules."""
     parser = argparse.ArgumentParser(prog="ecarte-audit", description="Audit écarté carnets spéciaux "
                                      "(arrêté du 14 mai 2007, art. 63 to 66-1).")
     parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}")
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("audit", help="audit carnets and write reports")
     a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                   help="an .xlsx workbook, a CSV-folder carnet, or a folder of carnets")
+                   help="a workbook (.xlsx, .xlsm, .xlsb, .xls, .ods), a CSV-folder carnet, or a folder of carnets")
     a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
     a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
@@ -56,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest workbook or CSV file read (default 200); past it: EC00-01")
     a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
     a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
+    a.add_argument("--timeout-per-carnet", type=_positive, metavar="SECONDS", default=DEFAULT_BOUNDS.timeout_s,
+                   help=f"longest audit of one carnet (default {DEFAULT_BOUNDS.timeout_s}); past it: EC00-01")
+    a.add_argument("--max-memory-mb", type=_positive, metavar="MB", default=DEFAULT_BOUNDS.memory_mb,
+                   help=f"most resident memory of the process auditing one carnet (default "
+                        f"{DEFAULT_BOUNDS.memory_mb}); past it: EC00-01")
     a.add_argument("--baseline", type=Path, metavar="PREVIOUS_OUT",
                    help="a previous run's output folder: each finding is new, unchanged or updated, "
                         "the previous findings now gone are listed as absent; its reviews are carried forward")
@@ -65,7 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one shared review file instead of each carnet's reviews.jsonl")
     a.add_argument("--history", type=Path, metavar="DIR",
                    help="append this run to the findings history in DIR (one Parquet file per run)")
+    a.add_argument("--columns", type=Path, metavar="FILE.toml",
+                   help="column mapping for another system's export: per table, source column = carnet column")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+    c = sub.add_parser("columns", help="show how each sheet and column of a carnet is understood")
+    c.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a workbook, a CSV-folder carnet, or a folder")
+    c.add_argument("--columns", type=Path, metavar="FILE.toml", help="the column mapping to apply")
+    c.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
     g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
@@ -80,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
 
     t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
-    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
+    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx or .ods file to write")
     t.add_argument("--lang", choices=("fr", "en"), default="fr")
 
     from auditor.reviews import STATUSES
@@ -117,6 +131,7 @@ def _positive(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status (0, 1 findings at --fail-on, 2 usage error)."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "rules":
@@ -129,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_review(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "columns":
+            return cmd_columns(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc}", file=sys.stderr)
@@ -139,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_rules(args) -> int:
+    """`ecarte-audit rules`: the catalogue, or one rule explained."""
     from auditor.registry import registered
 
     catalogue = load_catalogue()
@@ -174,17 +192,18 @@ def cmd_rules(args) -> int:
 
 
 def cmd_audit(args) -> int:
+    """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
+    index and summary."""
+    from auditor.atomic import write_failure
     from auditor.batch import Options, run_batch, worst_severity
-    from auditor.pipeline import plan, write_batch
+    from auditor.batch.plan import plan
+    from auditor.limits import Bounds
+    from auditor.errors import WriteError
+    from auditor.render import write_batch
     from auditor.report.json_report import generated_at
 
-    for p in args.paths:
-        if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
-    jobs = plan(args.paths)
-    if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
-                         "(an .xlsx workbook or a folder holding coups.csv)")
+    columns = _columns_file(args.columns)
+    jobs = _jobs(args.paths)
     for folder in (args.out, args.cache):
         if folder is None:
             continue
@@ -203,22 +222,40 @@ def cmd_audit(args) -> int:
         for problem in series.problems:
             print(f"ecarte-audit: {problem}", file=sys.stderr)
     options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args), fail_on_new=args.fail_on_new)
+                      limits=_limits(args), fail_on_new=args.fail_on_new, columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
+    batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
+    if batch:
+        # A run that stops half-way must not leave the last run's summary
+        # looking like this one's: it is written again at the end.
+        for name in ("summary.json", "index.html"):
+            try:
+                (args.out / name).unlink(missing_ok=True)
+            except OSError as exc:
+                raise WriteError(write_failure(args.out / name, exc)) from None
+    done = []
 
     def report_line(job, output):
+        done.append(job.id)
         if lines:
             s = output.entry["summary"]
             print(f"{job.shown}: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info "
                   f"→ {args.out / job.id}", file=sys.stderr)
 
-    result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
-                       cache_dir=args.cache, progress=not args.quiet, on_done=report_line)
+    try:
+        result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
+                           cache_dir=args.cache, progress=not args.quiet, on_done=report_line,
+                           bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
+                           notice=lambda text: print(f"ecarte-audit: {text}", file=sys.stderr))
+    except KeyboardInterrupt:
+        resume = ("run the same command again to audit only the rest" if args.cache
+                  else "with --cache DIR, a new run resumes where the last one stopped")
+        print(f"ecarte-audit: interrupted after {len(done)} of {len(jobs)} carnet(s); {resume}", file=sys.stderr)
+        return 130
     if series is not None:
         for job in jobs:
             series.carry_reviews(job.id, args.out)
     trends = _write_history(args, options, result) if args.history else None
-    batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
         write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
                     result.cross_findings, trends)
@@ -262,6 +299,7 @@ def _write_history(args, options, result) -> list[dict] | None:
 
 
 def cmd_review(args) -> int:
+    """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
     from auditor.reviews import FILE_NAME, ReviewError, record_review
     from auditor.series import find_finding
 
@@ -281,6 +319,7 @@ def cmd_review(args) -> int:
 
 
 def cmd_history(args) -> int:
+    """`ecarte-audit history`: answer a question on the findings history."""
     from auditor.history import answer
 
     print(answer(args.folder, args.lang, since=args.open_since, sql=args.sql), end="")
@@ -297,10 +336,51 @@ def _limits(args):
     return replace(DEFAULT_LIMITS, **chosen) if chosen else None
 
 
-def cmd_template(args) -> int:
-    from auditor.report.template_xlsx import write_blank_template
+def _jobs(paths: list[Path]):
+    """The carnets under the PATHs given, or the usage error that says why there are none."""
+    from auditor.batch.plan import plan
 
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or folder")
+    jobs = plan(paths)
+    if not jobs:
+        raise UsageError(f"no carnet found in {', '.join(str(p) for p in paths)} "
+                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
+    return jobs
+
+
+def _columns_file(path: Path | None):
+    if path is None:
+        return None
+    from auditor.read import ColumnsFileError, load_columns_file
+
+    try:
+        return load_columns_file(path)
+    except ColumnsFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_columns(args) -> int:
+    """`ecarte-audit columns`: how each sheet and column of the carnets is understood."""
+    from auditor.read import read_carnet
+    from auditor.read.explain import explain_reading
+
+    columns = _columns_file(args.columns)
+    for job in _jobs(args.paths):
+        print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
+    return EXIT_OK
+
+
+def cmd_template(args) -> int:
+    """`ecarte-audit template`: a blank carnet workbook (.xlsx or .ods) in the right format."""
     out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
+    if out.suffix.lower() == ".ods":
+        from auditor.report.template_ods import write_blank_template
+    elif out.suffix.lower() in (".xlsx", ".xlsm"):
+        from auditor.report.template_xlsx import write_blank_template
+    else:
+        raise UsageError(f"{out}: the template is written as .xlsx or .ods")
     try:
         write_blank_template(out, args.lang)
     except OSError as exc:
@@ -310,8 +390,9 @@ def cmd_template(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from auditor.breaches import CannotInject, inject
-    from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+    """`ecarte-audit generate`: a synthetic carnet, compliant or with the chosen breaches."""
+    from auditor.synth.breaches import CannotInject, inject
+    from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 
     container = args.container or ("xlsx" if args.out.suffix.lower() in (".xlsx", ".xlsm") else "csv")
     spec = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed,

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from auditor.breaches import INJECTORS, CannotInject, inject
+from auditor.synth.breaches import INJECTORS, CannotInject, inject
 from auditor.catalogue import load_profile
 from auditor.fingerprint import assign
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Finding, Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 PROFILE = load_profile()
 CODES = sorted(INJECTORS)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor.breaches import inject
+from auditor.synth.breaches import inject
 from auditor.cli import main
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 
 TABLES = (1, 2)
 

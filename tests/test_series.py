@@ -11,9 +11,9 @@ from pathlib import Path
 import html5lib
 import pytest
 
-from auditor.breaches import inject
+from auditor.synth.breaches import inject
 from auditor.cli import main
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.reviews import load_reviews, record_review
 
 SPEC = Spec(seances=2, coups=8, mises=4, seed=7)

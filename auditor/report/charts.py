@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.model import Severity
 from auditor.money import format_cents
 
@@ -56,6 +56,8 @@ def nice_step(top: int, ticks: int = 4) -> int:
 
 @dataclass
 class Bar:
+    """A rectangle of a chart, in SVG coordinates."""
+
     x: str
     y: str
     w: str
@@ -66,6 +68,8 @@ class Bar:
 
 @dataclass
 class Label:
+    """A text of a chart, in SVG coordinates."""
+
     x: str
     y: str
     text: str
@@ -75,6 +79,8 @@ class Label:
 
 @dataclass
 class Chart:
+    """An SVG chart as the templates draw it: bars, labels and gridlines."""
+
     width: int
     height: int
     bars: list[Bar] = field(default_factory=list)
@@ -128,6 +134,7 @@ def levy_chart(seances: list[int], recorded: dict[int, int], expected: dict[int,
 
 
 def rules_chart(groups, lab: dict) -> Chart | None:
+    """Findings per rule as horizontal bars (None without findings)."""
     if not groups:
         return None
     row_h = 20
@@ -146,6 +153,7 @@ def rules_chart(groups, lab: dict) -> Chart | None:
 
 
 def timeline_chart(result: AuditResult, seances: list[int], top_coup: dict[int, int], lab: dict) -> Chart | None:
+    """Findings along the séances and coups, coloured by their worst severity (None without séances)."""
     if not seances:
         return None
     worst_slot: dict[int, dict[int, Severity]] = defaultdict(dict)
@@ -207,11 +215,19 @@ def timeline_chart(result: AuditResult, seances: list[int], top_coup: dict[int, 
     return chart
 
 
+@dataclass
+class Charts:
+    """The report's three charts; one with nothing to draw is None (the template says so)."""
+
+    levy: Chart | None
+    rules: Chart | None
+    timeline: Chart | None
+
+
 def report_charts(result: AuditResult, lab: dict, lang: str, groups, dates: dict[int, str],
                   n_coups: dict[int, int], top_coup: dict[int, int], levy_recorded: dict[int, int],
-                  levy_codes: tuple[str, ...], tickets_face: dict[int, int] | None = None) -> dict:
-    """The three charts; a chart with nothing to draw is None (the template says so).
-    `tickets_face`: face value of the tickets per séance (None: no tickets table read)."""
+                  levy_codes: tuple[str, ...], tickets_face: dict[int, int] | None = None) -> Charts:
+    """The three charts. `tickets_face`: face value of the tickets per séance (None: no tickets table read)."""
     seances = sorted(set(dates) | set(n_coups))
     # A séance known only from its tickets (an orphan, EC00-03) still shows their face value.
     levy_seances = sorted(set(seances) | set(tickets_face or ()))
@@ -221,6 +237,6 @@ def report_charts(result: AuditResult, lab: dict, lang: str, groups, dates: dict
     for f in result.findings:
         if f.code in levy_codes and f.seance is not None:
             expected[f.seance] = expected.get(f.seance, 0) + f.impact_cents
-    return {"levy": levy_chart(levy_seances, levy_recorded, expected, lab, lang, tickets_face),
-            "rules": rules_chart(groups, lab),
-            "timeline": timeline_chart(result, seances, top_coup, lab)}
+    return Charts(levy=levy_chart(levy_seances, levy_recorded, expected, lab, lang, tickets_face),
+                  rules=rules_chart(groups, lab),
+                  timeline=timeline_chart(result, seances, top_coup, lab))

@@ -2,7 +2,7 @@
 series drawn book by book with its marks, and what the casino owes for the
 tickets missing from it.
 
-The picture reads the ticket ledger the rules share (`auditor/checks/tickets.py`):
+The picture reads the ticket ledger the rules share (`auditor/tickets/`):
 used numbers, the stretches EC83-01 reports missing, the numbers EC82-03 reports
 detached twice, the numbers EC561-01 reports outside every registered book. It
 never decides anything of its own: a mark is drawn where a rule's definition
@@ -22,8 +22,10 @@ import numpy as np
 import pandas as pd
 
 from auditor.catalogue import Profile, load_profile
-from auditor.checks.tickets import NA_INT, TicketLedger, ledger, merge, overlaps
-from auditor.engine import AuditResult
+from auditor.tickets import intervals
+from auditor.tickets.intervals import merge, merge_grouped
+from auditor.tickets.ledger import NA_INT, TicketLedger, ledger
+from auditor.model import AuditResult
 from auditor.model import Status
 from auditor.money import format_cents
 from auditor.report.charts import WIDTH, Bar, Chart, Label, _n
@@ -59,12 +61,16 @@ class TicketValue:
     outside: str             # tickets outside every registered book (EC561-01), or "not checked"
     outside_runs: int        # EC561-01 findings of kind outside
     outside_runs_text: str
+    early: str               # books used before their service date (the other EC561-01 findings), or "not checked"
+    early_findings: int
     chart: Chart
     label: str               # the picture's accessible name
 
 
 @dataclass
 class TicketSection:
+    """The report's ticket section: one row and picture per ticket value, and what the casino owes."""
+
     checked: bool            # the tickets table was read (EC83-01 checked)
     reason: str              # why not, when not
     series: list[TicketValue]
@@ -99,34 +105,15 @@ def _seance_spans(led: TicketLedger) -> pd.DataFrame:
     """Used numbers per séance as merged key intervals (seance, s, e), sorted by s:
     what one séance detached, drawn in one shade."""
     r = led.runs
-    if r.empty:
-        return pd.DataFrame({"seance": np.array([], dtype=np.int64), "s": np.array([], dtype=np.int64),
-                             "e": np.array([], dtype=np.int64)})
-    d = pd.DataFrame({"seance": r["seance"].to_numpy(), "s": r["ks"].to_numpy(), "e": r["ke"].to_numpy()})
-    d = d.sort_values(["seance", "s", "e"], kind="stable").reset_index(drop=True)
-    reach = d.groupby("seance", sort=False)["e"].cummax().to_numpy()
-    seance, s = d["seance"].to_numpy(), d["s"].to_numpy()
-    new = np.r_[True, (seance[1:] != seance[:-1]) | (s[1:] > reach[:-1] + 1)]
-    first = np.flatnonzero(new)
-    out = pd.DataFrame({"seance": seance[first], "s": s[first], "e": np.maximum.reduceat(reach, first)})
-    return out.sort_values(["s", "seance"], kind="stable").reset_index(drop=True)
-
-
-def _pieces(xs: np.ndarray, xe: np.ndarray, bs: np.ndarray, be: np.ndarray):
-    """Intervals x cut at the rows b (sorted by start, ends never decreasing, as
-    books and blocks of one size are): index in x, index in b, start, end."""
-    if len(xs) == 0 or len(bs) == 0:
-        z = np.array([], dtype=np.int64)
-        return z, z, z, z
-    i, j, s, e = overlaps(xs, xe, bs, be)
-    return i, j, s, e
+    seance, s, e = merge_grouped(r["seance"].to_numpy(), r["ks"].to_numpy(), r["ke"].to_numpy())
+    return pd.DataFrame({"seance": seance, "s": s, "e": e})
 
 
 def _cut(xs, xe, seance, bs, be, rows):
     """Intervals x cut at the rows selected by the mask `rows`: row index, start,
     end, and the séance of each piece (0 when `seance` is None)."""
     sel = np.flatnonzero(rows)
-    i, j, s, e = _pieces(np.asarray(xs, dtype=np.int64), np.asarray(xe, dtype=np.int64), bs[sel], be[sel])
+    i, j, s, e = intervals.pieces(np.asarray(xs, dtype=np.int64), np.asarray(xe, dtype=np.int64), bs[sel], be[sel])
     return sel[j], s, e, (np.asarray(seance, dtype=np.int64)[i] if seance is not None else np.zeros(len(i), np.int64))
 
 
@@ -134,20 +121,36 @@ def _sum_by(j: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(j, weights=w, minlength=n).astype(np.int64) if len(j) else np.zeros(n, dtype=np.int64)
 
 
-def _owed_by_value(result: AuditResult) -> dict[int, int]:
-    """EC83-01 impacts per ticket value: the value of the tickets row each
-    finding sits on (where numbers resume, a run of that value)."""
+def _value_of_row(result: AuditResult) -> dict[int, int]:
+    """Ticket value of each tickets row (source row number → cents)."""
     t = result.carnet.tables.get("tickets")
     if t is None:
         return {}
     df = t.df[t.df["valeur_cents"].notna()]
-    value_of = dict(zip(df["_row"].tolist(), (int(v) for v in df["valeur_cents"].tolist())))
+    return dict(zip(df["_row"].tolist(), (int(v) for v in df["valeur_cents"].tolist())))
+
+
+def _owed_by_value(result: AuditResult) -> dict[int, int]:
+    """EC83-01 impacts per ticket value: the value of the tickets row each
+    finding sits on (where numbers resume, a run of that value)."""
+    value_of = _value_of_row(result)
     owed: dict[int, int] = {}
     for f in result.findings:
         if f.code == MISSING_CODE and f.impact_cents > 0:
             v = value_of.get(f.row, 0)
             owed[v] = owed.get(v, 0) + int(f.impact_cents)
     return owed
+
+
+def _findings_by_value(result: AuditResult, code: str) -> dict[int, int]:
+    """Findings of `code` per ticket value (the value of the tickets row each sits on)."""
+    value_of = _value_of_row(result)
+    n: dict[int, int] = {}
+    for f in result.findings:
+        if f.code == code and f.table == "tickets":
+            v = value_of.get(f.row, 0)
+            n[v] = n.get(v, 0) + 1
+    return n
 
 
 def face_per_seance(result: AuditResult) -> dict[int, int] | None:
@@ -179,6 +182,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     led = _ledger(result)
     checked = _checked(result)
     owed = _owed_by_value(result)
+    outside_findings = _findings_by_value(result, OUTSIDE_CODE)
     total_owed = sum(owed.values())
     section = TicketSection(
         checked=led is not None, series=[], total_owed_cents=total_owed, total_owed=format_cents(total_owed, lang),
@@ -210,7 +214,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     else:
         bs, be = led.aligned_blocks(us, ue)
     xs, xe = led.aligned_blocks(os_, oe)
-    out_spans = _pieces(spans["s"].to_numpy(), spans["e"].to_numpy(), os_, oe)
+    out_spans = intervals.pieces(spans["s"].to_numpy(), spans["e"].to_numpy(), os_, oe)
     total_missing = 0
     for vid, valeur in enumerate(led.values.tolist()):
         lo, hi = vid * led.stride, (vid + 1) * led.stride
@@ -249,6 +253,10 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
             duplicate_runs=int(vrep.sum()), duplicate_runs_text=runs_text(int(vrep.sum())),
             outside=str(outside) if OUTSIDE_CODE in checked else lab["not_checked"],
             outside_runs=len(vo[0]), outside_runs_text=runs_text(len(vo[0])),
+            # EC561-01 reports each stretch outside the register, and each book
+            # used before its service date: the value's other EC561-01 findings.
+            early=str(outside_findings.get(valeur, 0) - len(vo[0])) if OUTSIDE_CODE in checked else lab["not_checked"],
+            early_findings=outside_findings.get(valeur, 0) - len(vo[0]),
             chart=chart, label=lab["tk_chart"].format(valeur=text)))
     section.total_missing = total_missing
     return section
@@ -280,7 +288,7 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
            "used": _cut(*used, None, bs, be, books_rows),
            "missing": _cut(*missing, None, bs, be, books_rows)}
     cut["outside"] = _cut(*outside, None, bs, be, out_rows)
-    _, _, dos, doe = _pieces(dups[0], dups[1], outside[0], outside[1])
+    _, _, dos, doe = intervals.pieces(dups[0], dups[1], outside[0], outside[1])
     cut["dup"] = tuple(np.concatenate(p) for p in zip(_cut(*dups, None, bs, be, books_rows),
                                                      _cut(dos, doe, None, bs, be, out_rows)))
     # Tickets drawn in a row: used numbers of the book, or the out-of-register numbers of the block.
