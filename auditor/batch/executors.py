@@ -116,8 +116,10 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) ->
     with client:
         # A worker lost mid-run is the scheduler's to survive: it gives the
         # carnet to another worker, and past `distributed.scheduler.allowed-failures`
-        # tries it gives up with KilledWorker, which is that carnet's EC00-01.
-        held, futures = {}, []
+        # tries it gives up with KilledWorker. Every carnet that was on a lost
+        # worker counts a try, so a carnet given up among others is tried once
+        # more on its own; given up again, it is that carnet's EC00-01.
+        held, futures, lost = {}, [], []
         for index, job in items:
             fut = client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}")
             held[fut.key] = (index, job)
@@ -126,6 +128,16 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) ->
             try:
                 out = fut.result()
             except KilledWorker:
-                out = fault_output(*held[fut.key], options, "killed_cluster")
+                lost.append(held[fut.key])
+                continue
+            finally:
+                fut.release()
             yield out
+        for index, job in lost:
+            fut = client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}-alone")
+            try:
+                out = fut.result()
+            except KilledWorker:
+                out = fault_output(index, job, options, "killed_cluster")
             fut.release()
+            yield out
