@@ -50,6 +50,8 @@ NO_SEANCE = "-"
 
 @dataclass(frozen=True)
 class RuleRow:
+    """One rule of the report's rule table."""
+
     code: str
     article: str
     severity: str          # error / warning / info (CSS class, filter value)
@@ -64,6 +66,8 @@ class RuleRow:
 
 @dataclass(frozen=True)
 class FindingRow:
+    """One finding as the report's tables show it."""
+
     code: str
     severity: str
     severity_text: str
@@ -83,6 +87,8 @@ class FindingRow:
 
 @dataclass
 class RuleGroup:
+    """The findings of one rule, as the report groups them."""
+
     code: str
     article: str
     severity: str
@@ -233,6 +239,8 @@ class Place:
 
 @dataclass(frozen=True)
 class CrossRow:
+    """One cross-carnet finding in index.html."""
+
     code: str
     severity: str
     severity_text: str
@@ -243,6 +251,8 @@ class CrossRow:
 
 @dataclass(frozen=True)
 class IndexTotals:
+    """The batch's totals as index.html shows them."""
+
     carnets: int
     errors: int
     warnings: int
@@ -265,6 +275,8 @@ class IndexView(Page):
 
 @dataclass
 class SeanceGroup:
+    """The findings of one séance, as the report groups them."""
+
     key: str
     label: str
     date: str
@@ -277,6 +289,7 @@ class SeanceGroup:
 
 
 def verdict(result: AuditResult) -> str:
+    """The carnet's verdict: unreadable, ok (nothing above info), or the worst severity found."""
     if result.carnet.unreadable:
         return "unreadable"
     worst = result.worst()
@@ -290,6 +303,7 @@ def _s(v) -> str:
 
 
 def clip(text: str | None, limit: int = MAX_TEXT) -> str:
+    """`text` cut to `limit` characters, with an ellipsis when it was longer."""
     text = _s(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -334,6 +348,7 @@ VALUE_COLUMNS = {"EC83-02": ("tk_remaining", remaining_tickets)}
 
 
 def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
+    """A finding as the report's tables show it."""
     expected, found = clip(value_text(f.expected, lab), MAX_VALUE), clip(value_text(f.found, lab), MAX_VALUE)
     special = VALUE_COLUMNS.get(f.code)
     return FindingRow(
