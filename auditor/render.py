@@ -70,13 +70,19 @@ def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, by
         html = out["report.html"]
         at = html.rfind(b"<footer>")
         if at >= 0:
-            from auditor.i18n import LANGS
+            from markupsafe import escape
+
+            from auditor.i18n import LANGS, labels
             from auditor.report.view import moment_text
 
-            tail = html[at:].replace(old.encode(), new.encode())
+            head, tail = html[:at], html[at:].replace(old.encode(), new.encode())
             for lang in LANGS:   # the footer also writes the moment the reader's way
                 tail = tail.replace(moment_text(old, lang).encode(), moment_text(new, lang).encode())
-            out["report.html"] = html[:at] + tail
+                # and so does the identity panel on the first page (its own <dt>, never the carnet's text)
+                dt = f"<dt>{escape(labels(lang)['audit_date'])}</dt><dd>"
+                head = head.replace(f"{dt}{escape(moment_text(old, lang))}</dd>".encode(),
+                                    f"{dt}{escape(moment_text(new, lang))}</dd>".encode(), 1)
+            out["report.html"] = head + tail
     if "annotated.xlsx" in out:
         from auditor.report.xlsx_io import restamp
 
