@@ -171,11 +171,11 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) ->
     try:
         from dask.distributed import Client, as_completed as dask_completed
     except ImportError:
-        raise UsageError("--scheduler needs dask.distributed: pip install 'ecarte-auditor[cluster]'") from None
+        raise UsageError("main.needs_dask") from None
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError) as exc:
-        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise UsageError("main.no_scheduler", address=address, reason=exc) from None
     with client:
         futures = [client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}")
                    for index, job in items]

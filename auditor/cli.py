@@ -8,6 +8,8 @@ an output folder that cannot be written).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.catalogue import load_catalogue
 from auditor.errors import UsageError
+from auditor.i18n import LANGS, argparse_words, cli_label, environment_lang
 from auditor.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -26,57 +29,139 @@ def _formats(text: str) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown format(s) {', '.join(unknown) or text!r}; "
-                                         f"choose among {', '.join(FORMATS)}")
+        raise _type_error("main.unknown_formats", unknown=", ".join(unknown) or repr(text),
+                          choices=", ".join(FORMATS))
     return chosen
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ecarte-audit", description="Audit écarté carnets spéciaux "
-                                     "(arrêté du 14 mai 2007, art. 63 to 66-1).")
-    parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+# -- languages ---------------------------------------------------------------
+# Help, messages and errors speak the user's language: `--lang` if given,
+# else the locale (LANG…, see i18n.environment_lang). Every `help=` and
+# `description=` below is a key of templates/i18n/cli.<lang>.toml, looked up
+# when the parser is built: to add an option, add its key to cli.fr.toml and
+# cli.en.toml and write `help="section.key"`. A help that is not a key is
+# refused at build time, so no English slips into the French help.
 
-    a = sub.add_parser("audit", help="audit carnets and write reports")
-    a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                   help="an .xlsx workbook, a CSV-folder carnet, or a folder of carnets")
-    a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
-    a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
-    a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
-                   help="lowest severity that makes the exit status 1 (default: error)")
-    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
-                   help="carnets audited in parallel (default: the number of cores)")
-    a.add_argument("--lang", choices=("fr", "en"), default="fr", help="report language (default: fr)")
-    a.add_argument("--cache", type=Path, metavar="DIR",
-                   help="keep each carnet's result here; an unchanged carnet is not audited again")
-    a.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the batch on a Dask distributed cluster (e.g. tcp://10.0.0.5:8786)")
-    a.add_argument("--quiet", action="store_true", help="no progress bar, no per-carnet lines")
-    a.add_argument("--max-file-mb", type=_positive, metavar="MB",
-                   help="largest workbook or CSV file read (default 200); past it: EC00-01")
-    a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
-    a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
+class LocalizedParser(argparse.ArgumentParser):
+    """An ArgumentParser whose help texts are label keys, in `lang`."""
+
+    def __init__(self, *args, lang: str = "en", description: str | None = None, **kwargs):
+        self.lang = lang
+        kwargs.setdefault("add_help", False)
+        super().__init__(*args, description=self.text(description), **kwargs)
+        self.register("action", "parsers", _LocalizedSubParsers)
+        self._positionals.title = argparse_words(lang).get("positional arguments", "positional arguments")
+        self._optionals.title = argparse_words(lang).get("options", "options")
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help="main.help")
+
+    def text(self, key: str | None) -> str | None:
+        if key is None or key == argparse.SUPPRESS:
+            return key
+        try:
+            return cli_label(key, self.lang)
+        except KeyError:
+            raise ValueError(f"help={key!r} is not a key of templates/i18n/cli.{self.lang}.toml "
+                             "(write the text there, in French and English)") from None
+
+    def add_argument(self, *args, **kwargs):
+        if "help" in kwargs:
+            kwargs["help"] = self.text(kwargs["help"])
+        return super().add_argument(*args, **kwargs)
+
+    def add_subparsers(self, **kwargs):
+        kwargs.setdefault("parser_class", functools.partial(LocalizedParser, lang=self.lang))
+        kwargs["title"] = self.text(kwargs.get("title"))
+        return super().add_subparsers(**kwargs)
+
+
+class _LocalizedSubParsers(argparse._SubParsersAction):
+    def add_parser(self, name, **kwargs):
+        lang = self._parser_class.keywords["lang"]
+        if "help" in kwargs:
+            kwargs.setdefault("description", kwargs["help"])
+            kwargs["help"] = cli_label(kwargs["help"], lang)
+        return super().add_parser(name, **kwargs)
+
+
+def _type_error(key: str, **params) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(cli_label(key, _speaking[-1], **params))
+
+
+_speaking = ["en"]   # the language argparse speaks while it parses (see `_argparse_speaks`)
+
+
+@contextlib.contextmanager
+def _argparse_speaks(lang: str):
+    """argparse's own words (usage, "the following arguments are required"…)
+    in `lang`: argparse looks them up through its module's gettext names."""
+    words = argparse_words(lang)
+    saved = argparse._, argparse.ngettext
+    argparse._ = lambda text: words.get(text, text)
+    argparse.ngettext = lambda one, many, n: words.get(one if n == 1 else many, one if n == 1 else many)
+    _speaking.append(lang)
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+        _speaking.pop()
+
+
+def chosen_lang(argv: list[str]) -> str | None:
+    """The `--lang` given anywhere on the command line (the last one), if valid:
+    it must be known before the parser is built, since the help speaks it."""
+    chosen = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
+            arg.partition("=")[2] if arg.startswith("--lang=") else None)
+        if value in LANGS:
+            chosen = value
+    return chosen
+
+
+def build_parser(lang: str = "en") -> argparse.ArgumentParser:
+    parser = LocalizedParser(prog="ecarte-audit", description="main.description", lang=lang)
+    parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}",
+                        help="main.version")
+    parser.add_argument("--lang", dest="ui_lang", choices=LANGS, help="main.lang")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="main.commands")
+
+    a = sub.add_parser("audit", help="audit.help")
+    a.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="audit.paths")
+    a.add_argument("--out", type=Path, default=Path("reports"), help="audit.out")
+    a.add_argument("--format", type=_formats, default=("html", "json"), help="audit.format")
+    a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error", help="audit.fail_on")
+    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="audit.jobs")
+    a.add_argument("--lang", choices=LANGS, help="audit.lang")
+    a.add_argument("--cache", type=Path, metavar="DIR", help="audit.cache")
+    a.add_argument("--scheduler", metavar="ADDRESS", help="audit.scheduler")
+    a.add_argument("--quiet", action="store_true", help="audit.quiet")
+    a.add_argument("--max-file-mb", type=_positive, metavar="MB", help="audit.max_file_mb")
+    a.add_argument("--max-rows", type=_positive, metavar="N", help="audit.max_rows")
+    a.add_argument("--max-columns", type=_positive, metavar="N", help="audit.max_columns")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
-    g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
-    g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
-    g.add_argument("--seances", type=_positive, default=3)
-    g.add_argument("--coups", type=_positive, default=20, help="coups per séance")
-    g.add_argument("--mises", type=_positive, default=6, help="average stakes per coup")
-    g.add_argument("--container", choices=("xlsx", "csv"), help="default: from OUT's suffix")
-    g.add_argument("--seed", type=int, default=1)
-    g.add_argument("--breaches", default="", metavar="CODE,...", help="rules to break once each")
-    g.add_argument("--casino", default="Casino de Forges-les-Eaux")
-    g.add_argument("--table", type=_positive, default=3)
-    g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
+    g = sub.add_parser("generate", help="generate.help")
+    g.add_argument("out", type=Path, metavar="OUT", help="generate.out")
+    g.add_argument("--seances", type=_positive, default=3, help="generate.seances")
+    g.add_argument("--coups", type=_positive, default=20, help="generate.coups")
+    g.add_argument("--mises", type=_positive, default=6, help="generate.mises")
+    g.add_argument("--container", choices=("xlsx", "csv"), help="generate.container")
+    g.add_argument("--seed", type=int, default=1, help="generate.seed")
+    g.add_argument("--breaches", default="", metavar="CODE,...", help="generate.breaches")
+    g.add_argument("--casino", default="Casino de Forges-les-Eaux", help="generate.casino")
+    g.add_argument("--table", type=_positive, default=3, help="generate.table")
+    g.add_argument("--chouette", action="store_true", help="generate.chouette")
+    g.add_argument("--lang", choices=LANGS, help="generate.lang")
 
-    t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
-    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file to write")
-    t.add_argument("--lang", choices=("fr", "en"), default="fr")
+    t = sub.add_parser("template", help="template.help")
+    t.add_argument("out", type=Path, metavar="OUT", help="template.out")
+    t.add_argument("--lang", choices=LANGS, help="template.lang")
 
-    r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
-    r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
-    r.add_argument("--lang", choices=("fr", "en"), default="fr")
+    r = sub.add_parser("rules", help="rules.help")
+    r.add_argument("--explain", metavar="CODE", help="rules.explain")
+    r.add_argument("--lang", choices=LANGS, help="rules.lang")
     return parser
 
 
@@ -84,14 +169,21 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise _type_error("main.not_a_number", text=text) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+        raise _type_error("main.at_least_one", text=text)
     return value
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ui = chosen_lang(argv) or environment_lang(os.environ)
+    with _argparse_speaks(ui):
+        args = build_parser(ui).parse_args(argv)
+    # args.lang: the language asked for (None: reports keep French, the
+    # official language); args.ui: the language the terminal is spoken to in.
+    args.lang = getattr(args, "lang", None) or args.ui_lang
+    args.ui = ui
     try:
         if args.command == "rules":
             return cmd_rules(args)
@@ -101,26 +193,31 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_template(args)
         return cmd_audit(args)
     except UsageError as exc:
-        print(f"ecarte-audit: {exc}", file=sys.stderr)
+        print(f"ecarte-audit: {exc.text(ui)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("ecarte-audit: interrupted", file=sys.stderr)
+        print(f"ecarte-audit: {cli_label('main.interrupted', ui)}", file=sys.stderr)
         return 130
 
 
 def cmd_rules(args) -> int:
+    from auditor.i18n import label
     from auditor.registry import registered
 
     catalogue = load_catalogue()
     checks = registered()
-    lang = args.lang
+    lang = args.ui
+
+    def severity(meta) -> str:   # the reports' word for it
+        return label(meta.severity.label, lang).lower()
+
     if args.explain:
         code = args.explain.strip().upper()
         meta = catalogue.get(code)
         if meta is None:
-            raise UsageError(f"unknown rule code {args.explain!r} (see 'ecarte-audit rules')")
+            raise UsageError("rules.unknown_code", code=args.explain)
         spec = checks.get(code)
-        print(f"{meta.code} — art. {meta.article} — {meta.severity.label}")
+        print(f"{meta.code} — art. {meta.article} — {severity(meta)}")
         print(meta.title[lang])
         print()
         print(meta.explain[lang])
@@ -131,15 +228,16 @@ def cmd_rules(args) -> int:
                 print("\n".join(line.strip() for line in doc.splitlines()))
             if spec.needs:
                 print()
-                print(("Nécessite : " if lang == "fr" else "Needs: ") + ", ".join(spec.needs))
+                print(cli_label("rules.needs", lang) + ", ".join(spec.needs))
         else:
             print()
-            print("(" + ("pas encore implémentée" if lang == "fr" else "not implemented yet") + ")")
+            print(f"({label('not_implemented', lang)})")
         return EXIT_OK
     width = max(len(c) for c in catalogue)
+    sev_width = max(len(severity(m)) for m in catalogue.values())
     for code, meta in catalogue.items():
-        mark = "" if code in checks else ("  [non implémentée]" if lang == "fr" else "  [not implemented]")
-        print(f"{code:<{width}}  {meta.article:<5} {meta.severity.label:<8} {meta.title[lang]}{mark}")
+        mark = "" if code in checks else cli_label("rules.not_implemented_mark", lang)
+        print(f"{code:<{width}}  {meta.article:<5} {severity(meta):<{sev_width}} {meta.title[lang]}{mark}")
     return EXIT_OK
 
 
@@ -150,11 +248,10 @@ def cmd_audit(args) -> int:
 
     for p in args.paths:
         if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
+            raise UsageError("main.no_such_path", path=p)
     jobs = plan(args.paths)
     if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in args.paths)} "
-                         "(an .xlsx workbook or a folder holding coups.csv)")
+        raise UsageError("main.no_carnet", paths=", ".join(str(p) for p in args.paths))
     for folder in (args.out, args.cache):
         if folder is None:
             continue
@@ -164,26 +261,26 @@ def cmd_audit(args) -> int:
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
-            raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
-    options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
+            raise UsageError("main.cannot_write_folder", folder=folder, reason=exc.strerror or exc) from None
+    options = Options(formats=args.format, lang=args.lang or "fr", debug=args.debug, generated_at=generated_at(),
                       limits=_limits(args))
     lines = not args.quiet and not sys.stderr.isatty()
 
     def report_line(job, output):
         if lines:
             s = output.entry["summary"]
-            print(f"{job.shown}: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info "
-                  f"→ {args.out / job.id}", file=sys.stderr)
+            print(cli_label("audit.carnet_line", args.ui, shown=job.shown, errors=s["errors"],
+                            warnings=s["warnings"], info=s["info"], out=args.out / job.id), file=sys.stderr)
 
     result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
                        cache_dir=args.cache, progress=not args.quiet, on_done=report_line)
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
-        write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
+        write_batch(result.entries, args.out, args.format, options.lang, options.generated_at,
                     result.cross_findings)
     if not args.quiet and (batch or result.cached):
-        print(f"{len(jobs)} carnet(s) audited ({result.cached} from the cache), "
-              f"{len(result.cross_findings)} cross-carnet finding(s) → {args.out}", file=sys.stderr)
+        print(cli_label("audit.batch_line", args.ui, carnets=len(jobs), cached=result.cached,
+                        cross=len(result.cross_findings), out=args.out), file=sys.stderr)
     worst = worst_severity(result.worst)
     if result.cross_findings:
         worst = max(worst or Severity.ERROR, Severity.ERROR)
@@ -206,10 +303,10 @@ def cmd_template(args) -> int:
 
     out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
     try:
-        write_blank_template(out, args.lang)
+        write_blank_template(out, args.lang or "fr")
     except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"{out}: blank carnet workbook written", file=sys.stderr)
+        raise UsageError("main.cannot_write", path=out, reason=exc.strerror or exc) from None
+    print(cli_label("template.written", args.ui, out=out), file=sys.stderr)
     return EXIT_OK
 
 
@@ -225,7 +322,7 @@ def cmd_generate(args) -> int:
     try:
         expected = inject(tables, codes, seed=args.seed) if codes else set()
     except CannotInject as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError("generate.cannot_inject", reason=exc) from None
     try:
         if container == "xlsx":
             out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
@@ -233,10 +330,12 @@ def cmd_generate(args) -> int:
         else:
             out = write_csv_folder(tables, args.out)
     except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        raise UsageError("main.cannot_write", path=args.out, reason=exc.strerror or exc) from None
     n = {k: len(v) for k, v in tables.items()}
-    print(f"{out}: {n['seances']} séance(s), {n['coups']} coups, {n['mises']} mises, {n['tickets']} ticket runs"
-          + (f"; breaches: expect {', '.join(sorted(expected))}" if expected else ""), file=sys.stderr)
+    print(cli_label("generate.written", args.ui, out=out, seances=n["seances"], coups=n["coups"], mises=n["mises"],
+                    tickets=n["tickets"])
+          + (cli_label("generate.breaches_expected", args.ui, codes=", ".join(sorted(expected))) if expected else ""),
+          file=sys.stderr)
     return EXIT_OK
 
 

@@ -31,6 +31,7 @@ def test_wheel_ships_schemas_rules_and_templates(wheel):
     assert "auditor/_rules/catalogue/EC64-01.toml" in names
     assert "auditor/templates/report.html.j2" in names
     assert "auditor/templates/i18n/fr.toml" in names
+    assert "auditor/templates/i18n/cli.fr.toml" in names and "auditor/templates/i18n/cli.en.toml" in names
     assert not any(n.startswith(("rules/", "schemas/", "tests/")) for n in names)
 
 
