@@ -35,6 +35,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_tickets.py
 	$(BIN)/python bench/bench_audit.py
+	$(BIN)/python bench/bench_nightly.py
 
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
 samples: $(STAMP)

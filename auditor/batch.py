@@ -13,8 +13,9 @@ import json
 import os
 import shutil
 import sys
+import zipfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -22,7 +23,7 @@ from auditor import __version__
 from auditor.catalogue import load_profile, rules_root
 from auditor.errors import UsageError
 from auditor.model import Severity
-from auditor.pipeline import CarnetJob, audit_path, render_outputs
+from auditor.pipeline import CarnetJob, audit_path, render_outputs, restamp_outputs
 from auditor.limits import Limits
 from auditor.read.raw import file_digest, sha256_of_digests
 
@@ -92,22 +93,33 @@ def _rules_digest() -> str:
     return h.hexdigest()
 
 
+# Options that never change what an audit finds or renders: the clock (a hit
+# is re-stamped) and the debug switch.
+NOT_IN_KEY = ("generated_at", "debug")
+
+
 class Cache:
-    """Results keyed by the carnet's files, the tool version, the profile and
-    catalogue, and what shapes the outputs (formats, language, id, path, clock)."""
+    """Results keyed by what decides the audit: the carnet's files, the tool
+    version, the profile and catalogue, and every option that shapes the
+    outputs (formats, language, limits, and any option added later), plus the
+    carnet's id and path and what the run brings to it (baseline, reviews).
+    Never the run's time: a nightly run hits, and the hit is re-stamped with
+    this run's time."""
 
     def __init__(self, folder: Path, options: Options):
         self.folder = folder
-        self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "formats": options.formats,
-                                "lang": options.lang, "at": options.generated_at,
-                                "limits": repr(options.limits)}, sort_keys=True)
+        chosen = {f.name: repr(getattr(options, f.name)) for f in fields(options) if f.name not in NOT_IN_KEY}
+        self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "options": chosen},
+                               sort_keys=True)
+        self.generated_at = options.generated_at
 
     def key(self, job: CarnetJob) -> str | None:
         try:
             content = fingerprint(job.path)
         except OSError:
             return None  # unreadable: audit it, the reader will say why
-        text = json.dumps({"salt": self.salt, "content": content, "id": job.id, "shown": job.shown})
+        text = json.dumps({"salt": self.salt, "content": content, "id": job.id, "shown": job.shown,
+                           "context": job.context_digest()})
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _dir(self, key: str) -> Path:
@@ -121,7 +133,8 @@ class Cache:
         try:
             data = json.loads(meta.read_text(encoding="utf-8"))
             files = {name: (d / "files" / name).read_bytes() for name in data["files"]}
-        except (OSError, ValueError, KeyError):
+            files = restamp_outputs(files, data["at"], self.generated_at)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # a damaged entry is a miss
         return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True)
 
@@ -132,9 +145,9 @@ class Cache:
         (tmp / "files").mkdir(parents=True)
         for name, data in out.files.items():
             (tmp / "files" / name).write_bytes(data)
-        (tmp / "result.json").write_text(json.dumps({"entry": out.entry, "files": sorted(out.files),
-                                                     "tickets": out.tickets, "worst": out.worst}),
-                                         encoding="utf-8")
+        meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
+                "tickets": out.tickets, "worst": out.worst}
+        (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
         shutil.rmtree(d, ignore_errors=True)
         tmp.rename(d)  # atomic: a reader sees a whole entry or none
 

@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.carnet import Carnet, Source
@@ -19,6 +20,9 @@ from auditor.read import discover, read_carnet
 from auditor.report import html_report, json_report
 from auditor.report.view import verdict
 
+if TYPE_CHECKING:
+    from auditor import series
+
 FORMATS = ("html", "json", "xlsx")
 
 
@@ -27,6 +31,13 @@ class CarnetJob:
     path: Path          # where the carnet is
     shown: str          # the path as shown in outputs (relative to what the user gave)
     id: str             # output sub-folder
+    # What the run brings to this carnet besides its files: the baseline's
+    # findings and the recorded reviews (read by the client, so a remote
+    # worker needs neither folder).
+    context: "series.SeriesContext | None" = None
+
+    def context_digest(self) -> str:
+        return self.context.digest() if self.context is not None else ""
 
 
 # Names the batch writes beside the carnet folders, and names Windows refuses.
@@ -114,6 +125,29 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
              "carnet": doc["carnet"], "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
     return files, entry
+
+
+def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, bytes]:
+    """Rendered files stamped `old` (a cached result), stamped `new` instead:
+    the same bytes a fresh render at `new` gives. The stamp is replaced only
+    where the renderers put it (findings.json's `generated_at`, the report's
+    footer, the workbook's properties), never in the carnet's own text."""
+    if old == new:
+        return files
+    out = dict(files)
+    if "findings.json" in out:
+        out["findings.json"] = out["findings.json"].replace(
+            f'"generated_at": "{old}"'.encode(), f'"generated_at": "{new}"'.encode(), 1)
+    if "report.html" in out:
+        html = out["report.html"]
+        at = html.rfind(b"<footer>")
+        if at >= 0:
+            out["report.html"] = html[:at] + html[at:].replace(old.encode(), new.encode())
+    if "annotated.xlsx" in out:
+        from auditor.report.xlsx_io import restamp
+
+        out["annotated.xlsx"] = restamp(out["annotated.xlsx"], new)
+    return out
 
 
 def write_outputs(result: AuditResult, job: CarnetJob, out: Path, formats: tuple[str, ...],

@@ -142,3 +142,67 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     assert bar is not None and bar.total == 3
     bar.close()
     assert batch._bar(3, False) is None
+
+
+def _stderr_cached(capsys) -> str:
+    err = capsys.readouterr().err
+    return next(line for line in err.splitlines() if "from the cache" in line)
+
+
+def test_cache_hits_on_a_real_clock(mixed, tmp_path, monkeypatch, capsys):
+    """A nightly run as users run it: no SOURCE_DATE_EPOCH, two runs, the
+    second all from the cache, its outputs stamped with the second run's time."""
+    import time
+
+    from auditor.report.json_report import generated_at
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    cache = tmp_path / "cache"
+    args = ["audit", str(mixed), "--cache", str(cache), "--jobs", "1", "--format", "html,json,xlsx"]
+    assert main(args + ["--out", str(tmp_path / "night1")]) == 1
+    assert "(0 from the cache)" in _stderr_cached(capsys)
+    first_at = json.loads((tmp_path / "night1" / "2026__t2" / "findings.json").read_text())["generated_at"]
+    while generated_at() == first_at:  # the next night: at least another second
+        time.sleep(0.05)
+    before = generated_at()
+    assert main(args + ["--out", str(tmp_path / "night2")]) == 1
+    after = generated_at()
+    assert "4 carnet(s) audited (4 from the cache)" in _stderr_cached(capsys)
+    for c in summary(tmp_path / "night2")["carnets"]:
+        doc = json.loads((tmp_path / "night2" / c["id"] / "findings.json").read_text(encoding="utf-8"))
+        assert before <= doc["generated_at"] <= after
+        html = (tmp_path / "night2" / c["id"] / "report.html").read_text(encoding="utf-8")
+        assert doc["generated_at"] in html and first_at not in html
+
+
+def test_a_hit_is_the_fresh_render_at_this_runs_time(mixed, tmp_path):
+    """Re-stamping gives byte for byte what auditing afresh at the new time gives."""
+    jobs = plan([mixed])
+    formats = ("html", "json", "xlsx")
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(formats=formats, generated_at="2026-01-05T01:00:00Z"),
+              cache_dir=cache)
+    later = Options(formats=formats, generated_at="2026-01-06T01:00:07Z")
+    hit = run_batch(jobs, tmp_path / "tuesday", later, cache_dir=cache)
+    assert hit.cached == len(jobs)
+    run_batch(jobs, tmp_path / "fresh", later)
+    files = sorted(p.relative_to(tmp_path / "fresh") for p in (tmp_path / "fresh").rglob("*") if p.is_file())
+    assert any(p.name == "annotated.xlsx" for p in files)
+    for rel in files:
+        assert (tmp_path / "tuesday" / rel).read_bytes() == (tmp_path / "fresh" / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize("change", [{"lang": "en"}, {"formats": ("json",)}, {"limits": "small"}])
+def test_what_decides_the_audit_is_in_the_cache_key(mixed, tmp_path, change):
+    from dataclasses import replace
+
+    from auditor.limits import DEFAULT_LIMITS
+
+    if change.get("limits") == "small":
+        change = {"limits": replace(DEFAULT_LIMITS, max_rows=5)}
+    jobs = plan([mixed])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "a", Options(generated_at="2026-01-05T01:00:00Z"), cache_dir=cache)
+    other = run_batch(jobs, tmp_path / "b", replace(Options(generated_at="2026-01-05T01:00:00Z"), **change),
+                      cache_dir=cache)
+    assert other.cached == 0

@@ -76,11 +76,18 @@ def workbook_bytes(wb, generated_at: str) -> bytes:
     wb.properties.created = moment
     buf = io.BytesIO()
     wb.save(buf)
+    return restamp(buf.getvalue(), generated_at)
+
+
+def restamp(workbook: bytes, generated_at: str) -> bytes:
+    """The workbook's zip with every entry and docProps/core.xml stamped
+    `generated_at` (also how a cached workbook gets this run's time)."""
+    moment = stamp_from(generated_at)
     iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
     # Zip timestamps cannot go below 1980.
     zip_time = (max(moment.year, 1980), moment.month, moment.day, moment.hour, moment.minute, moment.second)
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zin, \
+    with zipfile.ZipFile(io.BytesIO(workbook)) as zin, \
             zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
         for info in zin.infolist():
             data = zin.read(info.filename)
