@@ -8,7 +8,7 @@ STAMP      := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test samples bench clean
+.PHONY: demo test samples gold bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is required ($(PYTHON))"; exit 1; }
@@ -40,6 +40,10 @@ bench: $(BENCH_STAMP)
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
 samples: $(STAMP)
 	$(BIN)/python scripts/make_samples.py
+
+# Regenerate tests/gold/ (the sample carnets' outputs) on purpose; read the diff.
+gold: $(STAMP)
+	$(BIN)/python scripts/make_gold.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info reports/*/ reports/*.html reports/*.json

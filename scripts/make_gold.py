@@ -1,0 +1,34 @@
+"""Regenerate `tests/gold/`: the outputs of every sample carnet (`make gold`).
+
+Run it on purpose only, when a change is meant to change the outputs, and read
+the diff before committing it: `tests/test_gold.py` compares a fresh audit of
+`sample_carnets/` with these files byte for byte.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from outputs import GOLD, LANGS, gold_files  # noqa: E402
+
+
+def main() -> int:
+    shutil.rmtree(GOLD, ignore_errors=True)
+    count = 0
+    for lang in LANGS:
+        for name, data in gold_files(lang).items():
+            target = GOLD / lang / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            count += 1
+    print(f"{GOLD.relative_to(ROOT)}: {count} files")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
