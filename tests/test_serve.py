@@ -222,6 +222,19 @@ def test_a_zip_bomb_is_an_ec00_01(server):
     assert finding["code"] == "EC00-01" and "bombe zip" in finding["message"]
 
 
+def test_a_zip_lying_about_its_sizes_is_an_ec00_01(server):
+    """Declared small, inflating large: counted as it inflates, refused."""
+    import struct
+
+    data = bytearray(zip_of({"carnet/coups.csv": b"seance;coup\n" + b"1;1\n" * 500_000}))
+    central = data.rindex(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, 100)          # the central directory's uncompressed size
+    doc = server.audit([("menteur.zip", bytes(data))])
+    status, _, body = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
+    [finding] = json.loads(body)["findings"]
+    assert finding["code"] == "EC00-01" and "taille ou à son CRC" in finding["message"]
+
+
 def test_a_damaged_zip_and_an_unknown_file(server):
     doc = server.audit([("abime.zip", b"PK\x03\x04 not really a zip"), ("photo.jpg", b"\xff\xd8")])
     assert doc["ignored"] == ["photo.jpg"]
