@@ -162,7 +162,21 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="rules.help")
     r.add_argument("--explain", metavar="CODE", help="rules.explain")
     r.add_argument("--lang", choices=LANGS, help="rules.lang")
+
+    s = sub.add_parser("serve", help="serve.help")
+    s.add_argument("--port", type=_port, help="serve.port")
+    s.add_argument("--no-browser", action="store_true", help="serve.no_browser")
+    s.add_argument("--lang", choices=LANGS, help="serve.lang")
+    s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
+    s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
     return parser
+
+
+def _port(text: str) -> int:
+    value = _positive(text)
+    if value > 65535:
+        raise _type_error("main.not_a_port", text=text)
+    return value
 
 
 def _positive(text: str) -> int:
@@ -191,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(args)
         if args.command == "template":
             return cmd_template(args)
+        if args.command == "serve":
+            return cmd_serve(args)
         return cmd_audit(args)
     except UsageError as exc:
         print(f"ecarte-audit: {exc.text(ui)}", file=sys.stderr)
@@ -296,6 +312,23 @@ def _limits(args):
     chosen = {k: v for k, v in (("max_file_bytes", args.max_file_mb and args.max_file_mb * MB),
                                 ("max_rows", args.max_rows), ("max_columns", args.max_columns)) if v}
     return replace(DEFAULT_LIMITS, **chosen) if chosen else None
+
+
+def cmd_serve(args) -> int:
+    from dataclasses import replace
+
+    from auditor.limits import DEFAULT_LIMITS, MB
+
+    try:
+        from auditor.serve.server import serve
+    except ImportError:
+        raise UsageError("serve.needs_web") from None
+    limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
+    try:
+        return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or "fr", ui=args.ui,
+                     limits=limits, workers=args.jobs)
+    except OSError as exc:
+        raise UsageError("serve.port_taken", port=args.port or 0, reason=exc.strerror or exc) from None
 
 
 def cmd_template(args) -> int:
