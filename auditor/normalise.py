@@ -34,8 +34,9 @@ class SourceTable(Table):
     formulas: tuple[RawFormula, ...] = ()
 
 _INT_FULL = r"^[+-]?\d{1,15}$"
-_ISO = r"\d{4}-\d{2}-\d{2}"
-_FR = r"\d{1,2}/\d{1,2}/\d{4}"
+# Digits are ASCII (RE2's \d), as in every numeric cell.
+_ISO_PARTS = r"^(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})$"
+_FR_PARTS = r"^(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})$"
 
 
 def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
@@ -81,15 +82,27 @@ def _as_amount(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
 
 
 def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    s = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=index)
-    iso = s.str.fullmatch(_ISO).fillna(False).astype(bool)
-    fr = s.str.fullmatch(_FR).fillna(False).astype(bool)
-    out = pd.Series(pd.NaT, index=index, dtype="datetime64[us]")
-    if iso.any():
-        out[iso] = pd.to_datetime(s[iso], format="%Y-%m-%d", errors="coerce").astype("datetime64[us]")
-    if fr.any():
-        out[fr] = pd.to_datetime(s[fr], format="%d/%m/%Y", errors="coerce").astype("datetime64[us]")
-    return out, (s.notna() & out.isna()).to_numpy()
+    """`2026-03-02` or `2/3/2026`: a real calendar day (31/02 is bad, not
+    moved to March as strptime alone would), in Arrow kernels."""
+    iso = pc.extract_regex(arr, _ISO_PARTS)
+    fr = pc.extract_regex(arr, _FR_PARTS)
+    # A struct's fields are "" where the struct is null (no match): masked first.
+    iso_ok, fr_ok = pc.is_valid(iso), pc.is_valid(fr)
+    parts = {k: pc.cast(pc.coalesce(pc.if_else(iso_ok, iso.field(k), None), pc.if_else(fr_ok, fr.field(k), None)),
+                        pa.int64()) for k in ("y", "m", "d")}
+    text = pc.binary_join_element_wise(
+        pc.utf8_lpad(pc.cast(parts["y"], pa.string()), 4, "0"),
+        pc.utf8_lpad(pc.cast(parts["m"], pa.string()), 2, "0"),
+        pc.utf8_lpad(pc.cast(parts["d"], pa.string()), 2, "0"), "-")
+    stamp = pc.strptime(text, format="%Y-%m-%d", unit="us", error_is_null=True)
+    real = pc.and_(pc.and_(pc.equal(pc.year(stamp), parts["y"]), pc.equal(pc.month(stamp), parts["m"])),
+                   pc.and_(pc.equal(pc.day(stamp), parts["d"]), pc.greater_equal(parts["y"], 1)))
+    stamp = pc.if_else(pc.fill_null(real, False), stamp, None)
+    values = pc.fill_null(stamp, 0).cast(pa.int64()).to_numpy().astype("datetime64[us]")
+    missing = pc.is_null(stamp).to_numpy(zero_copy_only=False)
+    values[missing] = np.datetime64("NaT")
+    bad = pc.is_valid(arr).to_numpy(zero_copy_only=False) & missing
+    return pd.Series(values, index=index), bad
 
 
 def _as_text(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
@@ -206,9 +219,15 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
 
 
 def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
-    """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them)."""
+    """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
+
+    The parsers already gave every column its declared dtype, so pandera runs
+    on a copy of the schema without dtypes, and only when the table may fail:
+    a table that certainly passes (the usual case) is not handed to it."""
+    if _certainly_valid(schema, out):
+        return
     try:
-        schema.validate(out, lazy=True)
+        _checking_schema(schema).validate(out, lazy=True)
         return
     except pandera.errors.SchemaErrors as exc:
         cases = exc.failure_cases
@@ -220,6 +239,48 @@ def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> 
         bad_cells[(column, pos)] = ("missing" if check == "not_nullable"
                                     else "enum" if str(check).startswith("isin") else "range")
         out.at[pos, column] = pd.NA
+
+
+_CHECKING: dict[int, tuple] = {}
+
+
+def _checking_schema(schema):
+    """The schema without its dtypes, built once per process (schemas are not
+    hashable: kept by identity, with the schema itself so the id stays its own)."""
+    entry = _CHECKING.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = _CHECKING[id(schema)] = (schema, schema.update_columns(
+            {name: {"dtype": None} for name in schema.columns}))
+    return entry[1]
+
+
+def _certainly_valid(schema, out: pd.DataFrame) -> bool:
+    """True when pandera would find nothing: every non-nullable column full,
+    every check of the kinds the schemas use (isin, ge) passed. Any other
+    check, or any doubt, leaves the call to pandera."""
+    if schema.checks or schema.unique:
+        return False
+    for name, column in schema.columns.items():
+        if name not in out.columns or column.unique or getattr(column, "regex", False):
+            return False
+        values = out[name]
+        na = values.isna().to_numpy()
+        if na.any() and not column.nullable:
+            return False
+        for check in column.checks:
+            if not check.ignore_na:
+                return False
+            present = values[~na] if na.any() else values
+            stats = check.statistics
+            if check.name == "isin":
+                ok = present.isin(stats["allowed_values"]).all()
+            elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
+                ok = (present.to_numpy(dtype=np.int64) >= stats["min_value"]).all()
+            else:
+                return False
+            if not ok:
+                return False
+    return True
 
 
 def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict,
