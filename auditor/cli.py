@@ -169,6 +169,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     s.add_argument("--lang", choices=LANGS, help="serve.lang")
     s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
     s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
+    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"), help="serve.reviews")
     return parser
 
 
@@ -326,7 +327,7 @@ def cmd_serve(args) -> int:
     limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
     try:
         return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or "fr", ui=args.ui,
-                     limits=limits, workers=args.jobs)
+                     limits=limits, workers=args.jobs, reviews_file=args.reviews)
     except OSError as exc:
         raise UsageError("serve.port_taken", port=args.port or 0, reason=exc.strerror or exc) from None
 

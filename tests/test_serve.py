@@ -292,3 +292,34 @@ def test_a_port_in_use_is_a_usage_error(tmp_path, capsys, monkeypatch):
         port = s.getsockname()[1]
         assert main(["serve", "--no-browser", "--port", str(port)]) == 2
     assert f"impossible d'écouter sur 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_reviews_are_checked_before_anything_is_written(tmp_path):
+    reviews = pytest.importorskip("auditor.reviews")
+    review_file = tmp_path / "reviews.jsonl"
+    server = Server(tmp_path / "tmp", "--reviews", str(review_file))
+    try:
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        path = f"/api/runs/{doc['run']}/carnet-1/review"
+        post = lambda body: server.request("POST", path, json.dumps(body).encode(),  # noqa: E731
+                                           {"Content-Type": "application/json"})
+        good = {"index": 0, "status": "confirme", "justification": "vu", "by": "X"}
+        cases = [({**good, "status": "ok"}, "Choisissez un statut d'examen."),
+                 ({**good, "justification": " "}, "Un examen demande une justification."),
+                 ({**good, "by": ""}, "Un examen demande le nom de qui l'a décidé."),
+                 ({**good, "index": 10_000}, "Requête illisible."), ({**good, "index": "0"}, "Requête illisible."),
+                 ({**good, "index": True}, "Requête illisible."), ([1], "Requête illisible.")]
+        for body, message in cases:
+            status, _, data = post(body)
+            assert (status, json.loads(data)["error"]) == (400, message), body
+        assert not review_file.exists()
+        assert server.request("POST", f"/api/runs/{doc['run']}/carnet-9/review", b"{}",
+                              {"Content-Type": "application/json"})[0] == 404
+        status, _, data = post(good)
+        assert status == 200
+        [entry] = reviews.load_reviews(review_file).entries
+        assert entry["status"] == "confirme" and entry["carnet"] == "a.xlsx"
+        status, _, data = server.request("GET", "/api/reviews")
+        assert json.loads(data)["latest"][entry["fingerprint"]]["status"] == "confirme"
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ server, and no console error appears (a CSP violation would be one).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -19,27 +20,13 @@ import pytest
 
 from auditor.i18n import labels
 from serve_helpers import Server
-from test_browser import ARGS, CHROMIUM, _unavailable
+from test_browser import browser  # noqa: F401  (the fixture: Debian's Chromium, no download)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_carnets"
 XLSX = SAMPLES / "infractions" / "numerotation-et-mises.xlsx"
 CSV = SAMPLES / "infractions" / "prelevements"
 SLOW = 240_000   # ms: an audit on a loaded 2-core machine
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (pip install -e '.[test]')")
-    if not CHROMIUM.exists():
-        _unavailable(f"{CHROMIUM} not found (Debian: apt-get install -y chromium)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +55,12 @@ class Session:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         return page
 
-    def assert_clean(self):
+    def assert_clean(self, refused: int | None = None):
+        """No page error, no console error or warning (but the browser's note
+        of a `refused` status the test asked for), nothing fetched elsewhere."""
         assert self.errors == []
-        assert [m for m in self.console if m[0] in ("error", "warning")] == []
+        note = f"the server responded with a status of {refused}"
+        assert [m for m in self.console if m[0] in ("error", "warning") and not (refused and note in m[1])] == []
         assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:"))] == []
 
     def close(self):
@@ -193,6 +183,51 @@ def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
         assert s.page.locator("#error").inner_text() == \
             "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
         assert s.page.locator("#start").is_visible()
+        s.assert_clean(refused=413)
         s.close()
     finally:
         small.stop()
+
+
+def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
+    reviews = pytest.importorskip("auditor.reviews")
+    folder = tmp_path_factory.mktemp("serve-review")
+    review_file = folder / "examens" / "reviews.jsonl"
+    server = Server(folder / "tmp", "--jobs", "1", "--reviews", str(review_file))
+    try:
+        s = Session(browser, server)
+        page = s.page
+        page.set_input_files("#files", str(XLSX))
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        assert page.locator("#review-file").inner_text() == str(review_file.resolve())
+        page.fill("#review-by", "Inspecteur Dupont")
+        row = page.locator("#findings tbody tr").nth(1)
+        row.locator("select.review-status").select_option("justifie")
+        row.locator("input.review-text").fill("Erreur de saisie corrigée sur la fiche papier")
+        row.locator("button.review-save").click()
+        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
+        assert row.locator(".review-done").inner_text() == "Enregistré"
+        # The same file the command line writes and reads.
+        [entry] = reviews.load_reviews(review_file).entries
+        status, _, data = server.request("GET", f"/{page.locator('#dl-json').get_attribute('href').split('?')[0]}")
+        finding = json.loads(data)["findings"][1]
+        assert entry["fingerprint"] == finding["fingerprint"] and entry["code"] == finding["code"]
+        assert (entry["status"], entry["justification"], entry["by"]) == (
+            "justifie", "Erreur de saisie corrigée sur la fiche papier", "Inspecteur Dupont")
+        # A reload shows the decision where it was left.
+        page.click("#again")
+        page.set_input_files("#files", str(XLSX))
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        row = page.locator("#findings tbody tr").nth(1)
+        row.locator("input.review-text").wait_for()
+        assert row.locator("select.review-status").input_value() == "justifie"
+        # An empty justification is refused, in French, and nothing is written.
+        row.locator("input.review-text").fill("")
+        row.locator("button.review-save").click()
+        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
+        assert row.locator(".review-done").inner_text() == "Un examen demande une justification."
+        assert len(reviews.load_reviews(review_file).entries) == 1
+        s.assert_clean(refused=400)
+        s.close()
+    finally:
+        server.stop()

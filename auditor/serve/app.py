@@ -110,7 +110,8 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         accept = ",".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])
         html = _templates().get_template("page.html.j2").render(
             lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, langs=LANGS, accept=accept,
-            version=__version__, js_labels=json.dumps(_js_labels(lang), ensure_ascii=False),
+            version=__version__, js_labels=json.dumps(_js_labels(lang, reviews), ensure_ascii=False),
+            review_file=str(reviews.path) if reviews else "", review_name=reviews.name if reviews else "",
             limit_text=page_label("page.limit", lang, size=size_text(limits_in_force.max_file_bytes),
                                   suffixes=", ".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])),
             reviews=reviews is not None)
@@ -221,9 +222,15 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
             return Response(status_code=404)
         try:
             body = await request.json()
+            assert isinstance(body, dict)
         except Exception:
             return error(400, "errors.bad_request", run.lang)
-        return await reviews(run, cid, body)
+        return await reviews.record(run, cid, body)
+
+    async def review_file(request: Request) -> Response:
+        if reviews is None:
+            return Response(status_code=404)
+        return JSONResponse({"file": str(reviews.path), "latest": reviews.current()})
 
     routes = [
         Route("/", page),
@@ -232,6 +239,7 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         Route("/api/folder", folder, methods=["POST"]),
         Route("/api/runs/{run:str}", status),
         Route("/api/runs/{run:str}/{carnet:str}/review", review, methods=["POST"]),
+        Route("/api/reviews", review_file),
         Route("/runs/{run:str}/{carnet:str}/cell", cell),
         Route("/runs/{run:str}/{path:path}", run_file),
     ]
@@ -252,13 +260,16 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
     return guard
 
 
-def _js_labels(lang: str) -> dict[str, str]:
-    """What the page's script shows: its own words, and the reports' verdicts."""
+def _js_labels(lang: str, reviews=None) -> dict[str, str]:
+    """What the page's script shows: its own words, the reports' verdicts, and
+    the review statuses (those of the review workflow, in `lang`)."""
     from auditor.i18n import labels
 
     words = {k: v for k, v in page_labels(lang).items() if k.startswith("js.")}
     report = labels(lang)
     words.update({f"js.verdict_{v}": report[f"verdict_{v}"] for v in ("ok", "warning", "error", "unreadable")})
+    if reviews is not None:
+        words["js.review_statuses"] = json.dumps(reviews.statuses(lang), ensure_ascii=False)
     return words
 
 

@@ -27,7 +27,7 @@ def bind(port: int | None) -> socket.socket:
 
 
 def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", ui: str = "en",
-          limits=None, workers: int = 1, out=sys.stdout) -> int:
+          limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout) -> int:
     import uvicorn
 
     from auditor.i18n import cli_label
@@ -48,7 +48,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     app = None
     try:
         app = create_app(root, token, port, lang=lang, limits=limits, workers=workers, on_startup=started,
-                         reviews=_reviews())
+                         reviews=_reviews(reviews_file or Path("reviews.jsonl")))
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=5)
         try:
@@ -64,11 +64,11 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     return 0
 
 
-def _reviews():
-    """The review handler when the review workflow is there (None: the page
-    offers no review)."""
+def _reviews(path: Path):
+    """The review file the page writes, when the review workflow is there
+    (None: the page offers no review)."""
     try:
-        from auditor.serve.review import handler
+        from auditor.serve.review import PageReviews
     except ImportError:
         return None
-    return handler
+    return PageReviews(path)

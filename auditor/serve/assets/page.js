@@ -143,8 +143,10 @@
     $("dl-json").hidden = false;
     $("dl-xlsx").hidden = false;
     $("open-report").href = c.report;
-    fetch(c.findings, { credentials: "same-origin" }).then(function (r) { return r.json(); })
-      .then(function (doc) { findings(c, doc); });
+    var known = reviews ? fetch("api/reviews", { credentials: "same-origin" }).then(function (r) { return r.json(); })
+                        : Promise.resolve({ latest: {} });
+    Promise.all([fetch(c.findings, { credentials: "same-origin" }).then(function (r) { return r.json(); }), known])
+      .then(function (both) { findings(c, both[0], both[1].latest || {}); });
   }
 
   function cellHref(c, f) {
@@ -153,7 +155,7 @@
     return "runs/" + current.run + "/" + c.id + "/cell?" + q.toString();
   }
 
-  function findings(c, doc) {
+  function findings(c, doc, decided) {
     var head = $("findings").tHead, body = $("findings").tBodies[0];
     head.textContent = ""; body.textContent = "";
     $("findings-panel").hidden = false;
@@ -180,27 +182,28 @@
                              { href: cellHref(c, f), target: "_blank", rel: "noopener", "class": "cell-link" }));
       }
       row.appendChild(where);
-      if (reviews) { row.appendChild(reviewCell(c, f, i)); }
+      if (reviews) { row.appendChild(reviewCell(c, f, i, decided[f.fingerprint])); }
       body.appendChild(row);
     });
   }
 
-  function reviewCell(c, f, i) {
+  function reviewCell(c, f, i, last) {
     var td = el("td", null, { "class": "review" });
     var statuses = JSON.parse(L["js.review_statuses"] || "[]");
     var select = el("select", null, { "class": "review-status", "aria-label": t("review") });
     statuses.forEach(function (s) { select.appendChild(el("option", s[1], { value: s[0] })); });
-    if (f.review && f.review.status) { select.value = f.review.status; }
+    last = last || f.review;
+    if (last && last.status) { select.value = last.status; }
     var text = el("input", null, { type: "text", "class": "review-text", "aria-label": t("justification"),
                                    placeholder: t("justification") });
-    if (f.review && f.review.justification) { text.value = f.review.justification; }
+    if (last && last.justification) { text.value = last.justification; }
     var save = el("button", t("save"), { type: "button", "class": "review-save" });
     var done = el("span", "", { "class": "review-done", role: "status" });
     save.addEventListener("click", function () {
       done.textContent = "";
       fetch("api/runs/" + current.run + "/" + c.id + "/review", {
         method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ index: i, status: select.value, justification: text.value })
+        body: JSON.stringify({ index: i, status: select.value, justification: text.value, by: $("review-by").value })
       }).then(function (r) { return r.json().then(function (b) { return [r.ok, b]; }); })
         .then(function (res) { done.textContent = res[0] ? t("saved") : (res[1].error || "?"); },
               function () { done.textContent = t("network"); });
