@@ -70,6 +70,7 @@ class Server:
             status, _, data = self.request("GET", f"/api/runs/{run}")
             doc = json.loads(data)
             if doc["state"] in ("done", "failed"):
+                assert doc["state"] == "done", doc["message"]
                 return doc
             time.sleep(0.2)
         raise TimeoutError(run)

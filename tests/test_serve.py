@@ -261,7 +261,7 @@ def test_unsafe_member_names(name, unsafe):
 def test_ctrl_c_stops_cleanly_and_leaves_no_file(tmp_path):
     server = Server(tmp_path / "tmp")
     doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.zip", zip_of(csv_folder(CSV, "b/")))])
-    assert doc["state"] == "done"
+    assert doc["state"] == "done", doc["message"]
     [private] = server.private_folders()
     assert private.stat().st_mode & 0o777 == 0o700        # this user's only
     assert any(private.rglob("report.html"))
