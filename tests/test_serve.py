@@ -8,6 +8,7 @@ The page in a browser: tests/test_serve_browser.py.
 from __future__ import annotations
 
 import json
+import time
 import re
 import shutil
 import tempfile
@@ -335,3 +336,42 @@ def test_reviews_are_checked_before_anything_is_written(tmp_path):
         assert json.loads(data)["latest"][entry["fingerprint"]]["status"] == "confirme"
     finally:
         server.stop()
+
+
+def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
+    """`make serve` from the checkout, as an inspector's helper would type it:
+    the address is printed, the default browser ($BROWSER, as Python's
+    webbrowser reads it) is opened on it, and Ctrl-C — SIGINT to the whole
+    foreground process group, as a terminal sends it — stops everything."""
+    import os
+    import signal
+    import subprocess
+
+    opened = tmp_path / "opened.txt"
+    recorder = tmp_path / "browser.sh"
+    recorder.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {opened}\n')
+    recorder.chmod(0o755)
+    env = {**os.environ, "BROWSER": f"{recorder} %s", "LANG": "fr_FR.UTF-8", "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(["make", "--no-print-directory", "serve"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        address = None
+        for _ in range(200):   # make may first bring .venv up to date
+            line = proc.stdout.readline()
+            if not line:
+                break
+            m = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+            if m:
+                address = m[0]
+                break
+        assert address, proc.stderr.read() if proc.poll() is not None else "no address printed"
+        for _ in range(300):
+            if opened.exists() and opened.read_text().strip():
+                break
+            time.sleep(0.1)
+        assert opened.read_text().split() == [address]
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert "Page d'audit arrêtée" in out, err
+    assert not list(tmp_path.glob("ecarte-audit-serve-*"))
