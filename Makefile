@@ -35,9 +35,8 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -e '.[bench]'
 	@touch $@
 
-# Issue 6 benchmarks (figures to bench/RESULTS.md); not timed tests.
+# The speed benchmarks, side by side (figures to bench/RESULTS.md); not timed tests.
 bench: $(BENCH_STAMP)
-	$(BIN)/python bench/bench_tickets.py
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_nightly.py
 

@@ -1,33 +1,33 @@
-"""The normalised carnet: typed tables, their source places, derived amounts.
+"""The normalised carnet: typed tables and their source places.
 
-Checks receive a `Carnet` and nothing else. The amounts derived from the
-stakes (`held`, `sur_chouette`, the masses) are defined here, once, and every
-rule that needs them reads them from `Carnet.coup_amounts`.
+Checks receive a `Carnet` and the profile, nothing else. What is derived from
+the tables (the stakes' sums, the masses, the chouette state, the expected
+levies) is in `auditor/derived/`, computed once per carnet.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import functools
-from functools import cached_property
 
-import numpy as np
 import pandas as pd
 
-from auditor.frames import eq, group_sums, lookup, shared_codes
 from auditor.model import Violation
 
 
 @dataclass
 class Table:
+    """One typed table of the carnet, with where each field came from in the source."""
+
     name: str
     df: pd.DataFrame                     # typed fields (money as *_cents Int64) + `_row`
     present: frozenset[str]              # fields whose source column exists
     letters: dict[str, str] | None       # source column → Excel letter (workbooks)
     sources: dict[str, str]              # field → source column name
     rows_read: int = 0
+    rows_left_out: int = 0               # read, but totals rows: not data
 
     def cell(self, field_or_column: str | None, row: int | None) -> str | None:
+        """The Excel cell (`F12`) of a field or source column at a source row; None for a CSV carnet."""
         if self.letters is None or field_or_column is None or row is None:
             return None
         source = self.sources.get(field_or_column, field_or_column)
@@ -35,6 +35,7 @@ class Table:
         return f"{letter}{row}" if letter else None
 
     def source_column(self, field_name: str | None) -> str | None:
+        """The source column a field was read from (the field's own name when it is not mapped)."""
         if field_name is None:
             return None
         return self.sources.get(field_name, field_name)
@@ -42,31 +43,24 @@ class Table:
 
 @dataclass(frozen=True)
 class Source:
+    """Where the carnet was read from: its path, the SHA-256 of its files, its container."""
+
     path: str
     sha256: str
     format: str
 
 
-def per_carnet(build):
-    """Derive something once per carnet (and per profile, when given): several
-    rules and the summary use the same expected levies, the same card holders."""
-    @functools.wraps(build)
-    def derived(carnet: "Carnet", *args):
-        memo = carnet.__dict__.setdefault("_derived", {})
-        key = (build.__qualname__, *map(id, args))
-        if key not in memo:
-            memo[key] = (args, build(carnet, *args))   # keeps the args alive with their ids
-        return memo[key][1]
-    return derived
-
-
 @dataclass
 class Carnet:
+    """The normalised carnet: its typed tables and the EC00-01/EC00-02 problems met while reading and typing them."""
+
     source: Source
     tables: dict[str, Table] = field(default_factory=dict)
     # EC00-01/EC00-02 met while reading and typing, as (code, violation).
     problems: list[tuple[str, Violation]] = field(default_factory=list)
     unreadable: bool = False
+    # How the source was understood (findings.json `reading`), from the reader.
+    reading: dict | None = None
 
     # -- presence --------------------------------------------------------
     def has(self, need: str) -> bool:
@@ -80,22 +74,54 @@ class Carnet:
         return column in t.present or any(src == column and f in t.present for f, src in t.sources.items())
 
     def df(self, table: str) -> pd.DataFrame:
+        """The typed frame of `table` (which must be present)."""
         return self.tables[table].df
 
     def unreadable_cells(self, table: str, field_name: str) -> pd.Series:
         """Rows of `table` whose `field_name` cell could not be read (an EC00-02).
 
         A <NA> there means "unreadable", not "empty": rules that report a
-        missing value skip those rows.
+        missing value skip those rows (a required cell left empty is empty).
         """
         t = self.tables[table]
         source = t.source_column(field_name)
         rows = {v.row for code, v in self.problems
-                if code == "EC00-02" and v.table == table and v.column == source}
+                if code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"}
         return t.df["_row"].isin(rows).astype(bool)
+
+    def unreadable_rows(self, table: str, *fields: str) -> pd.Series:
+        """Rows of `table` with an unreadable or empty required cell in any of
+        `fields`: rows whose value there is unknown."""
+        t = self.tables[table]
+        sources = {t.source_column(f) for f in fields}
+        rows = {v.row for code, v in self.problems
+                if code == "EC00-02" and v.table == table and v.column in sources}
+        return t.df["_row"].isin(rows).astype(bool)
+
+    def could_be(self, table: str, keys: list[str], target: pd.DataFrame) -> pd.Series:
+        """Rows of `target` that a row of `table` with an unreadable key could
+        belong to: the row's readable keys match, its unreadable ones match
+        anything. A stake whose coup number cannot be read may be any coup of
+        its séance; a rule that totals a coup's rows cannot total those."""
+        t = self.df(table)
+        blind = self.unreadable_rows(table, *keys).to_numpy()
+        out = pd.Series(False, index=target.index)
+        if not blind.any():
+            return out
+        rows = t.loc[blind, keys].drop_duplicates()
+        for pattern in rows.isna().drop_duplicates().itertuples(index=False):
+            # One pass per pattern of unreadable keys (at most 2^len(keys)), never per row.
+            known = [k for k, missing in zip(keys, pattern) if not missing]
+            sel = rows[(rows.isna().to_numpy() == list(pattern)).all(axis=1)]
+            if not known:
+                return pd.Series(True, index=target.index)
+            match = target[known].merge(sel[known].drop_duplicates(), how="left", on=known, indicator=True)
+            out |= (match["_merge"] == "both").to_numpy()
+        return out
 
     @property
     def cover(self) -> dict:
+        """The cover's casino, table and start date (None where missing)."""
         t = self.tables.get("carnet")
         if t is None or t.df.empty:
             return {"casino": None, "table": None, "date_debut": None}
@@ -111,69 +137,3 @@ class Carnet:
             "table": None if val("table") is None else int(val("table")),
             "date_debut": None if d is None else d.date().isoformat(),
         }
-
-    # -- derived amounts (defined once) -------------------------------------
-    @cached_property
-    def chouette_state(self) -> pd.DataFrame:
-        """Runs, adjudications, sautes and remises per chouette coup, computed
-        once per carnet for the rules and the report (see auditor/chouette.py)."""
-        from auditor.chouette import chouette_state  # the chouette module builds on this one
-
-        return chouette_state(self)
-
-    @cached_property
-    def coup_amounts(self) -> pd.DataFrame:
-        """One row per coup of `coups` (same index), with the stakes' sums.
-
-        held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
-        n_mises: how many stake rows; unverifiable: a stake of the coup has an
-        unreadable amount or side (mass and levy rules skip the coup);
-        sur_chouette = held_b − held_a (chouette: what the chouette holds
-        against the pontes); mass_a / mass_b: the masses of spec § Derived.
-
-        levy_held_a / levy_held_b / levy_sur_chouette: the same amounts as the
-        levy rules (and the chouette state) use them: from the stakes, or,
-        for a coup without any stake row, from the recorded totals (simple:
-        total_a / total_b; chouette: held(a) = en_dehors, held(b) = total_b).
-        """
-        coups = self.df("coups")
-        keys = ["seance", "coup"]
-        out = coups[keys + ["type", "_row"]].copy()
-        recorded_a = coups["total_a_cents"].where(~eq(coups["type"], "chouette"), coups["en_dehors_cents"])
-        recorded_b = coups["total_b_cents"]
-        if "mises" in self.tables:
-            m = self.df("mises")
-            m = m[(m["seance"].notna() & m["coup"].notna()).to_numpy()]
-            known = (coups["seance"].notna() & coups["coup"].notna()).to_numpy()
-            m_codes, c_codes = shared_codes(m, coups[known])
-            montant, restitue = m["montant_cents"], m["restitue_cents"]
-            bad = (montant.isna() | restitue.isna() | m["cote"].isna()).to_numpy()
-            held = np.where(bad, 0, montant.to_numpy(np.int64, na_value=0) - restitue.to_numpy(np.int64, na_value=0))
-            side = m["cote"].to_numpy(object, na_value="")
-            codes, counts, (held_a, held_b, n_bad) = group_sums(
-                m_codes, np.where(side == "a", held, 0), np.where(side == "b", held, 0), bad.astype(np.int64))
-            # Coups whose keys are unreadable, or without any stake row, get no sums (<NA>).
-            at, found = np.zeros(len(coups), dtype=np.int64), np.zeros(len(coups), dtype=bool)
-            at[known], found[known] = lookup(codes, c_codes)
-            if len(codes):
-                out["held_a"] = pd.arrays.IntegerArray(np.where(found, held_a[at], 0), ~found)
-                out["held_b"] = pd.arrays.IntegerArray(np.where(found, held_b[at], 0), ~found)
-                out["n_mises"] = np.where(found, counts[at], 0)
-                out["unverifiable"] = found & (n_bad[at] > 0)
-            else:
-                out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
-        else:
-            out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
-        out["held_a"] = out["held_a"].astype("Int64")
-        out["held_b"] = out["held_b"].astype("Int64")
-        out["n_mises"] = out["n_mises"].fillna(0).astype("int64")
-        out["unverifiable"] = out["unverifiable"].astype("boolean").fillna(False).astype(bool)
-        out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
-        chouette = eq(out["type"], "chouette")
-        out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])
-        out["mass_b"] = out["held_b"]
-        from_stakes = out["n_mises"] > 0
-        out["levy_held_a"] = out["held_a"].where(from_stakes, recorded_a).astype("Int64")
-        out["levy_held_b"] = out["held_b"].where(from_stakes, recorded_b).astype("Int64")
-        out["levy_sur_chouette"] = (out["levy_held_b"] - out["levy_held_a"]).astype("Int64")
-        return out

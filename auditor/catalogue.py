@@ -33,6 +33,8 @@ def rules_root():
 
 @dataclass(frozen=True)
 class RuleMeta:
+    """One rule of the catalogue: code, article, severity, titles, explanation and messages."""
+
     code: str
     article: str
     severity: Severity
@@ -42,12 +44,14 @@ class RuleMeta:
     retired: bool = False
 
     def message(self, kind: str, lang: str) -> str:
+        """The message template of variant `kind` in `lang` (the default variant, else the title, when it has none)."""
         variants = self.messages.get(kind) or self.messages.get("default")
         if variants is None:
             return self.title[lang]
         return variants.get(lang) or variants["fr"]
 
     def sort_key(self) -> tuple:
+        """The code's order in the catalogue."""
         return code_sort_key(self.code)
 
 
@@ -61,6 +65,8 @@ def code_sort_key(code: str) -> tuple:
 
 @dataclass(frozen=True)
 class Profile:
+    """The regulation profile: levy rate and step, tie rounding, minimum stake, ticket values and books."""
+
     name: str
     levy_rate: str
     levy_step_cents: int
@@ -78,6 +84,7 @@ class Profile:
         object.__setattr__(self, "levy", Levy(self.levy_rate, self.levy_step_cents, self.tie_rounding))
 
     def as_json(self) -> dict:
+        """What findings.json records of the profile."""
         return {"name": self.name, "levy_rate": self.levy_rate, "tie_rounding": self.tie_rounding}
 
 
@@ -86,6 +93,7 @@ def _read_toml(node) -> dict:
 
 
 def load_profile(path: str | Path | None = None, **overrides) -> Profile:
+    """The regulation profile (the shipped `profile.toml`, or `path`), with `overrides`."""
     data = _read_toml(Path(path) if path else rules_root().joinpath("profile.toml"))
     data.update(overrides)
     data["ticket_values_cents"] = tuple(int(v) for v in data["ticket_values_cents"])

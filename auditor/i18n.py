@@ -14,6 +14,7 @@ LANGS = ("fr", "en")
 
 @lru_cache(maxsize=None)
 def labels(lang: str) -> dict[str, str]:
+    """Every label of the reports and messages in `lang` (fr or en)."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}")
     text = resources.files("auditor").joinpath("templates", "i18n", f"{lang}.toml").read_text(encoding="utf-8")
@@ -21,6 +22,7 @@ def labels(lang: str) -> dict[str, str]:
 
 
 def label(key: str, lang: str) -> str:
+    """One label in `lang`."""
     return labels(lang)[key]
 
 

@@ -15,6 +15,8 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
+    """How much the reader accepts before refusing a file (EC00-01): file size, rows, columns."""
+
     # A workbook, or one CSV file of a CSV folder.
     max_file_bytes: int = 200 * MB
     # Data rows of one table (a workbook sheet is counted from its first row).
@@ -51,3 +53,18 @@ def size_text(n: int) -> str:
     if n >= 1024:
         return f"{n // 1024} KB"
     return f"{n} B"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Bounds on the audit of one carnet in a batch worker: past one, that carnet is an EC00-01."""
+
+    timeout_s: int | None = None     # --timeout-per-carnet
+    memory_mb: int | None = None     # --max-memory-mb
+
+
+# Defaults that never bite on a real carnet: the largest carnet the reader
+# accepts (its limits: 2,000,000 rows a table, 200 MB a file) audits in well
+# under a minute and under 2 GB (bench/RESULTS.md: 1M stakes in 5 s and
+# 646 MB); these only stop a runaway audit before it takes the machine.
+DEFAULT_BOUNDS = Bounds(timeout_s=3600, memory_mb=8192)

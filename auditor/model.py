@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auditor.carnet import Carnet
+    from auditor.catalogue import Profile
 
 
 class Severity(IntEnum):
@@ -16,6 +20,7 @@ class Severity(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> "Severity":
+        """The severity named `text` (error, warning, info; any case)."""
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -23,6 +28,7 @@ class Severity(IntEnum):
 
     @property
     def label(self) -> str:
+        """The severity's name as outputs write it (`error`)."""
         return self.name.lower()
 
 
@@ -50,6 +56,8 @@ class Day(str):
 
 
 class Status(Enum):
+    """Whether a rule was checked on a carnet."""
+
     CHECKED = "checked"
     NOT_CHECKED = "not_checked"
 
@@ -77,6 +85,9 @@ class Violation:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """A violation as the report shows it: rule code, severity, article, message in the report's language, where
+    it is (table, row, column, cell, séance, coup, rang), expected and found values, the money at stake."""
+
     code: str
     severity: Severity
     article: str
@@ -91,8 +102,14 @@ class Finding:
     expected: str | None
     found: str | None
     impact_cents: int = 0
+    # The carnet column the finding is about (the source column can be
+    # renamed by a re-saved file; this one cannot), and the finding's stable
+    # identity across audits (auditor/fingerprint.py).
+    field: str | None = None
+    fingerprint: str | None = None
 
     def sort_key(self) -> tuple:
+        """The spec's order of findings: séance, coup, rang, code (missing first), then table and row."""
         # The spec fixes the order: séance, coup, rang, code; None first, then
         # table/row so that ties stay stable.
         def k(v):
@@ -102,6 +119,7 @@ class Finding:
                 self.table or "", k(self.row), self.column or "", self.message)
 
     def as_json(self) -> dict[str, Any]:
+        """The finding as findings.json writes it."""
         return {
             "code": self.code,
             "severity": self.severity.label,
@@ -117,24 +135,61 @@ class Finding:
             "expected": self.expected,
             "found": self.found,
             "impact_cents": int(self.impact_cents),
+            "fingerprint": self.fingerprint,
         }
 
 
 def sort_findings(findings) -> list[Finding]:
+    """The findings in the spec's order."""
     return sorted(findings, key=Finding.sort_key)
 
 
 @dataclass(frozen=True, slots=True)
 class RuleStatus:
+    """What became of one rule on a carnet: checked (with its number of findings) or not, and why."""
+
     code: str
     status: Status
     findings: int = 0
     reason: str | None = None
 
     def as_json(self) -> dict[str, Any]:
+        """The rule's status as findings.json writes it."""
         out: dict[str, Any] = {"code": self.code, "status": self.status.value}
         if self.status is Status.CHECKED:
             out["findings"] = self.findings
         else:
             out["reason"] = self.reason
         return out
+
+
+@dataclass
+class AuditResult:
+    """One audited carnet: the carnet, its findings in the spec's order, the
+    status of every rule, the summary, and what it was audited with."""
+
+    carnet: "Carnet"
+    findings: list[Finding]
+    rules: list[RuleStatus]
+    summary: dict
+    lang: str = "fr"
+    notes: dict[str, str] = field(default_factory=dict)
+    # The regulation profile the carnet was audited with: the report draws the
+    # ticket series with the same values and book size as the rules.
+    profile: "Profile | None" = None
+
+    def worst(self) -> Severity | None:
+        """The highest severity among the findings (None without findings)."""
+        return max((f.severity for f in self.findings), default=None)
+
+
+@dataclass(frozen=True)
+class BatchCarnet:
+    """One carnet of a batch as the checks over a batch see it: who it is and
+    its readable ticket runs `[valeur_cents, premier, dernier, seance, coup, row]`."""
+
+    id: str
+    path: str
+    casino: str
+    table: int | None
+    ticket_runs: list[list[int]]

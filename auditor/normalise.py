@@ -135,7 +135,9 @@ EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "te
 
 
 def normalise(raw: RawCarnet) -> Carnet:
-    carnet = Carnet(Source(raw.path, raw.sha256, raw.format), unreadable=raw.unreadable)
+    """Type the raw text tables of a carnet (money as integer cents): every cell or row that fails is an
+    EC00-01/EC00-02 problem of the carnet, never an exception."""
+    carnet = Carnet(Source(raw.path, raw.sha256, raw.format), unreadable=raw.unreadable, reading=raw.reading())
     for p in raw.problems:
         carnet.problems.append((p.code, Violation(table=p.table, row=p.row, column=p.column,
                                                   kind=p.kind, params=dict(p.params))))
@@ -196,7 +198,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
                 bad_cells[(field, int(pos))] = "formula_no_value"
                 values.iat[int(pos)] = pd.NA
         else:
-            if meta.get("required"):
+            if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
@@ -215,7 +217,13 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
-                       formulas=formulas)
+                       rows_left_out=rt.rows_left_out, formulas=formulas)
+
+
+def _ambiguous(problems: list, table: str, column: str) -> bool:
+    # Two source columns for one carnet column: already an EC00-01 naming both.
+    return any(code == "EC00-01" and v.kind == "ambiguous_column" and v.table == table and v.column == column
+               for code, v in problems)
 
 
 def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:

@@ -1,19 +1,247 @@
 """A series of audits: what one run brings to a carnet from earlier runs
-(the baseline's findings, the reviews recorded on them)."""
+(the baseline's findings, the reviews recorded on them), and what it makes of
+them: each finding's baseline state (new / unchanged / updated), the
+baseline's findings now absent, each finding's review, the reviews whose
+finding is gone.
+
+The client reads the baseline folder and the review files once and gives
+each carnet's job its part (`SeriesContext`): a remote worker needs neither.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from auditor.errors import UsageError
+from auditor.model import Finding, Severity
+from auditor.reviews import CLEARED, FILE_NAME, latest, load_reviews
+
+STATES = ("new", "updated", "unchanged")   # the order the report shows them in
+# What a baseline keeps of each finding: its identity and the values whose
+# change makes it `updated`.
+KEPT = ("fingerprint", "code", "severity", "seance", "coup", "rang", "message", "expected", "found", "impact_cents")
+COMPARED = ("severity", "expected", "found", "impact_cents")
 
 
 @dataclass(frozen=True)
 class SeriesContext:
+    """What a run brings to one carnet besides its files: the baseline's findings and the recorded reviews."""
+
     baseline: tuple[dict, ...] | None = None   # the baseline run's findings of this carnet; None: no baseline
     reviews: tuple[dict, ...] = ()             # the review entries recorded for this carnet, in file order
+    # A shared review file holds every carnet's reviews: only those recorded on
+    # this carnet (by id) are its orphans when their finding is gone.
+    orphans_of: str | None = None
 
     def digest(self) -> str:
         """What the cache key holds of it: a change of baseline or reviews is a miss."""
         text = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class SeriesView:
+    """One carnet's findings against its series."""
+    has_baseline: bool
+    states: dict[str, str] = field(default_factory=dict)        # fingerprint → new / unchanged / updated
+    reviews: dict[str, dict] = field(default_factory=dict)      # fingerprint → latest decision (+ history)
+    absent: list[dict] = field(default_factory=list)            # the baseline's findings now gone
+    orphans: list[dict] = field(default_factory=list)           # reviews whose finding is gone
+
+    def state(self, f: Finding) -> str | None:
+        return self.states.get(f.fingerprint) if self.has_baseline else None
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in STATES}
+        for s in self.states.values():
+            out[s] += 1
+        out["absent"] = len(self.absent)
+        return out
+
+    def blocking(self, f: Finding, only_new: bool) -> bool:
+        """Does this finding set the exit status? Not when justified or a false
+        positive; with --fail-on-new, only when new."""
+        review = self.reviews.get(f.fingerprint)
+        if review is not None and review["status"] in CLEARED:
+            return False
+        return not only_new or self.state(f) == "new"
+
+    def any(self) -> bool:
+        return self.has_baseline or bool(self.reviews) or bool(self.orphans)
+
+
+def apply(findings: list[Finding], context: SeriesContext | None) -> SeriesView:
+    context = context or SeriesContext()
+    view = SeriesView(has_baseline=context.baseline is not None)
+    current = {f.fingerprint for f in findings}
+    before = {b["fingerprint"]: b for b in context.baseline or ()}
+    if view.has_baseline:
+        for f in findings:
+            old = before.get(f.fingerprint)
+            if old is None:
+                view.states[f.fingerprint] = "new"
+            else:
+                now = _kept(f.as_json())
+                same = all(old.get(k) == now.get(k) for k in COMPARED)
+                view.states[f.fingerprint] = "unchanged" if same else "updated"
+    decided = latest(list(context.reviews))
+    view.reviews = {fp: r for fp, r in decided.items() if fp in current}
+    for fp, b in before.items():
+        if fp not in current:
+            view.absent.append({**b, "review": decided.get(fp)})
+    mine = None if context.orphans_of is None else {e["fingerprint"] for e in context.reviews
+                                                    if e.get("carnet") in (context.orphans_of, None)}
+    view.orphans = [{"fingerprint": fp, **_about(context.reviews, fp), **r}
+                    for fp, r in decided.items() if fp not in current and fp not in before
+                    and (mine is None or fp in mine)]
+    return view
+
+
+def _about(entries, fp: str) -> dict:
+    e = next(e for e in reversed(entries) if e["fingerprint"] == fp)
+    return {"code": e.get("code"), "seance": e.get("seance"), "coup": e.get("coup")}
+
+
+def _kept(finding: dict) -> dict:
+    return {k: finding.get(k) for k in KEPT}
+
+
+def worst(findings: list[Finding], view: SeriesView, only_new: bool) -> Severity | None:
+    return max((f.severity for f in findings if view.blocking(f, only_new)), default=None)
+
+
+def decorate(doc: dict, findings: list[Finding], view: SeriesView) -> dict:
+    """findings.json v1.1: `baseline_state` and `review` per finding, `absent` at the top."""
+    for entry, f in zip(doc["findings"], findings):
+        entry["baseline_state"] = view.state(f)
+        entry["review"] = view.reviews.get(f.fingerprint)
+    doc["absent"] = [{k: a.get(k) for k in ("fingerprint", "code", "severity", "seance", "coup", "message",
+                                            "impact_cents", "review")} for a in view.absent]
+    if view.has_baseline:
+        doc["baseline_counts"] = view.counts()
+    doc["orphan_reviews"] = view.orphans
+    return doc
+
+
+# -- the client: building each carnet's context --------------------------------
+
+@dataclass
+class Series:
+    """What the run was given: a baseline folder and/or a shared review file."""
+    baseline: Path | None = None
+    reviews: Path | None = None
+    problems: list[str] = field(default_factory=list)
+    _shared: list[dict] | None = None
+    _shared_raw: str = ""
+
+    def __post_init__(self):
+        if self.baseline is not None and not self.baseline.is_dir():
+            raise UsageError(f"--baseline {self.baseline}: not a folder (give a previous run's --out folder)")
+        if self.reviews is not None:
+            if self.reviews.exists() and not self.reviews.is_file():
+                raise UsageError(f"--reviews {self.reviews}: not a file")
+            loaded = load_reviews(self.reviews)
+            self.problems += loaded.problems
+            self._shared = loaded.entries
+
+    def context(self, carnet_id: str) -> SeriesContext | None:
+        if self.baseline is None and self.reviews is None:
+            return None
+        baseline = None
+        if self.baseline is not None:
+            baseline = self._baseline_findings(carnet_id)
+        if self._shared is not None:
+            # Matched by fingerprint, whatever the carnet's id was when the
+            # review was recorded (a renamed or re-saved file keeps them).
+            return SeriesContext(baseline, tuple(self._shared), orphans_of=carnet_id)
+        loaded = load_reviews(self.baseline / carnet_id / FILE_NAME)
+        self.problems += loaded.problems
+        return SeriesContext(baseline, tuple(loaded.entries))
+
+    def carry_reviews(self, carnet_id: str, out: Path) -> None:
+        """The baseline's review file of this carnet, carried into this run's
+        folder (every line, good or bad: nothing is lost); lines the folder's
+        own file already has are not written twice."""
+        if self.baseline is None or self.reviews is not None:
+            return
+        source, target = self.baseline / carnet_id / FILE_NAME, out / carnet_id / FILE_NAME
+        try:
+            raw = source.read_bytes()
+        except OSError:
+            return
+        if target.exists() and target.resolve() == source.resolve():
+            return
+        have = set(target.read_bytes().splitlines()) if target.exists() else set()
+        lines = [line for line in raw.splitlines() if line.strip() and line not in have]
+        if lines:
+            with open(target, "ab") as f:
+                if target.stat().st_size and not target.read_bytes().endswith(b"\n"):
+                    f.write(b"\n")
+                f.write(b"\n".join(lines) + b"\n")
+
+    def _baseline_findings(self, carnet_id: str) -> tuple[dict, ...]:
+        path = self.baseline / carnet_id / "findings.json"
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            found = [_kept(f) for f in doc["findings"] if f.get("fingerprint")]
+        except FileNotFoundError:
+            return ()   # a carnet the baseline did not have: all its findings are new
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.problems.append(f"{path}: not a findings.json of this tool; this carnet's findings count as new")
+            return ()
+        return tuple(found)
+
+    def cross_findings(self) -> list[dict] | None:
+        """The baseline's cross-carnet findings (None: no baseline summary)."""
+        if self.baseline is None:
+            return None
+        try:
+            return json.loads((self.baseline / "summary.json").read_text(encoding="utf-8"))["cross_carnet_findings"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+def history_rows(findings: list[Finding], view: SeriesView, seance_dates: dict[int, str]) -> list[dict]:
+    """What the history keeps of each finding (auditor/history.py)."""
+    rows = []
+    for f in findings:
+        review = view.reviews.get(f.fingerprint) or {}
+        rows.append({"fingerprint": f.fingerprint, "code": f.code, "severity": f.severity.label,
+                     "seance": f.seance, "seance_date": seance_dates.get(f.seance), "coup": f.coup,
+                     "impact_cents": int(f.impact_cents), "baseline_state": view.state(f),
+                     "review_status": review.get("status"), "review_by": review.get("by"),
+                     "review_at": review.get("at")})
+    return rows
+
+
+MIN_PREFIX = 8
+
+
+def find_finding(out: Path, fingerprint: str) -> tuple[str, Path, dict]:
+    """The finding of a run's output folder with this fingerprint (or a unique
+    prefix of at least 8 characters): its carnet id, its folder, the finding."""
+    fp = (fingerprint or "").strip().lower()
+    if not out.is_dir():
+        raise UsageError(f"{out}: no such output folder")
+    if len(fp) < MIN_PREFIX:
+        raise UsageError(f"fingerprint {fingerprint!r} too short: give at least {MIN_PREFIX} characters")
+    docs = [out / "findings.json"] if (out / "findings.json").is_file() else sorted(out.glob("*/findings.json"))
+    if not docs:
+        raise UsageError(f"{out}: no findings.json here (give the --out folder of an audit)")
+    matches = []
+    for path in docs:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            found = [f for f in doc["findings"] if str(f.get("fingerprint") or "").startswith(fp)]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        matches += [(path.parent.name, path.parent, f) for f in found]
+    if not matches:
+        raise UsageError(f"no finding with fingerprint {fingerprint!r} in {out}")
+    if len({m[2]["fingerprint"] for m in matches}) > 1:
+        listed = ", ".join(sorted({m[2]["fingerprint"] for m in matches})[:5])
+        raise UsageError(f"fingerprint {fingerprint!r} is ambiguous in {out}: {listed}")
+    return matches[0]

@@ -28,7 +28,7 @@ def main() -> None:
     n = args.carnets
     root = DATA / f"batch-{n}-own-books"
     if not root.exists():
-        from auditor.generate import generate, write_csv_folder
+        from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n):
             write_csv_folder(generate(_one_seance(i)), root / f"c{i:04d}")

@@ -7,7 +7,7 @@ A plain script, not a test:
 It writes a CSV-folder carnet (about 190 000 runs of 0,10 €, 1 € and 10 €
 tickets, with its register of books and a counted cagnotte per séance), reads
 and normalises it (timed apart), then times only the ticket rules — every
-check of `auditor.checks.tickets*`, the ticket ledger they share included —
+check of `auditor.checks.tickets_*`, the ticket ledger they share (`auditor.tickets`) included —
 and prints the best of `--repeat` runs (wall clock and CPU time). The carnet carries a few planted
 irregularities so that the finding paths run too.
 """
@@ -23,10 +23,13 @@ import numpy as np
 import pandas as pd
 
 from auditor.catalogue import load_profile
-from auditor.checks import tickets, tickets_amounts, tickets_books, tickets_series
+from auditor.checks import tickets_amounts, tickets_books, tickets_series
+from auditor.derived.amounts import coup_amounts
+from auditor.derived.cache import forget
 from auditor.normalise import normalise
 from auditor.read import read_carnet
 from auditor.registry import registered
+from auditor.tickets.ledger import ledger
 
 MODULES = {m.__name__ for m in (tickets_amounts, tickets_books, tickets_series)}
 COUPS_PER_SEANCE = 400
@@ -98,7 +101,7 @@ def build(folder: Path, n_tickets: int, seed: int = 1) -> dict[str, int]:
 
 def time_rules(carnet, profile) -> tuple[float, float, dict[str, tuple[float, int]]]:
     """Wall and CPU seconds of all the ticket rules, and per rule (wall, findings)."""
-    tickets._LEDGERS.clear()          # the ledger is rebuilt: its cost belongs to the rules
+    forget(carnet, ledger)            # the ledger is rebuilt: its cost belongs to the rules
     per: dict[str, tuple[float, int]] = {}
     start, cpu = time.perf_counter(), time.process_time()
     for code, spec in registered().items():
@@ -123,7 +126,7 @@ def main() -> None:
         t1 = time.perf_counter()
         carnet = normalise(read_carnet(folder))
         profile = load_profile()
-        _ = carnet.coup_amounts          # the stakes' sums are the carnet's, not a ticket rule's
+        _ = coup_amounts(carnet)         # the stakes' sums are the carnet's, not a ticket rule's
         t2 = time.perf_counter()
         print(f"carnet: {sizes['tickets']:,} tickets in {sizes['runs']:,} runs, {sizes['coups']:,} coups, "
               f"{sizes['books']:,} books (written in {t1 - t0:.1f} s, read and normalised in {t2 - t1:.1f} s)")

@@ -22,10 +22,11 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
 
-    from auditor import engine, registry
+    from auditor import audit as audit_module, registry
     from auditor.catalogue import load_profile
     from auditor.normalise import normalise
-    from auditor.pipeline import plan, render_outputs
+    from auditor.batch.plan import plan
+    from auditor.render import render_outputs
     from auditor.read import read_carnet
 
     clock = time.process_time
@@ -47,7 +48,7 @@ def main() -> None:
             return out
         object.__setattr__(spec, "func", timed)
     t = clock()
-    result = engine.audit(carnet, profile)
+    result = audit_module.audit(carnet, profile)
     total_audit = clock() - t
     rules = sum(spent.values())
     rows.append(("rules (all)", rules))

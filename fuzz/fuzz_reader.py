@@ -38,7 +38,7 @@ def worker(args) -> tuple[int, list[str]]:
     from hypothesis import seed as hseed
 
     from auditor.catalogue import load_profile
-    from auditor.pipeline import audit_path
+    from auditor.audit import audit_path
     from auditor.read import read_carnet
     from strategies import fast_input, materialise
 

@@ -28,7 +28,7 @@ XML_TOKENS = [b'<c r="XFD1048576"><v>1</v></c>', b'<c r="A1"><v>1</v></c>', b'<c
 @lru_cache(maxsize=1)
 def base_workbook() -> tuple[tuple[str, bytes], ...]:
     """A small valid carnet workbook, as its (member, bytes) list."""
-    from auditor.generate import Spec, generate, write_xlsx
+    from auditor.synth.generate import Spec, generate, write_xlsx
 
     import tempfile
 
@@ -41,7 +41,7 @@ def base_workbook() -> tuple[tuple[str, bytes], ...]:
 @lru_cache(maxsize=1)
 def base_tables() -> dict[str, str]:
     """The same carnet as CSV texts (`;`, decimal commas)."""
-    from auditor.generate import Spec, generate, write_csv_folder
+    from auditor.synth.generate import Spec, generate, write_csv_folder
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

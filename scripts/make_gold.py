@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from outputs import GOLD, LANGS, gold_files  # noqa: E402
+from outputs import GOLD, LANGS, SUFFIX, gold_files  # noqa: E402
 
 
 def main() -> int:
@@ -22,7 +22,7 @@ def main() -> int:
     count = 0
     for lang in LANGS:
         for name, data in gold_files(lang).items():
-            target = GOLD / lang / name
+            target = GOLD / lang / (name + SUFFIX)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             count += 1

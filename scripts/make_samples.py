@@ -18,8 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from auditor.breaches import coup_rows, inject, remove_ticket, renumber_from  # noqa: E402
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
+from auditor.synth.breaches import inject  # noqa: E402
+from auditor.synth.breaches.tables import coup_rows, remove_ticket, renumber_from  # noqa: E402
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
 
 OUT = ROOT / "sample_carnets"
 
@@ -131,7 +132,7 @@ def chouette_and_fiches(t):
 
 def tickets(t):
     """EC83-01, EC82-03, EC561-01, EC561-02: tickets skipped, reused, taken
-    outside the registered books, and numbered backwards (breaches.py)."""
+    outside the registered books, and numbered backwards (auditor/synth/breaches/)."""
     inject(t, ["EC83-01", "EC82-03", "EC561-01", "EC561-02"], seed=0)
 
 

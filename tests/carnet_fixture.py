@@ -14,7 +14,8 @@ import io
 from pathlib import Path
 
 from auditor.catalogue import load_profile
-from auditor.engine import AuditResult, audit
+from auditor.audit import audit
+from auditor.model import AuditResult
 from auditor.money import parse_cents
 from auditor.normalise import normalise
 from auditor.read import read_carnet

@@ -119,7 +119,16 @@ def digest_lines(files: dict[str, bytes]) -> list[str]:
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "tests" / "gold"
+# Kept as `<file>.gold`: data, not code or pages, for the tools that read the tree.
+SUFFIX = ".gold"
 LANGS = ("fr", "en")
+
+
+def kept_gold(lang: str) -> dict[str, bytes]:
+    """The outputs kept under `tests/gold/<lang>/`, by the names `gold_files` gives."""
+    folder = GOLD / lang
+    return {p.relative_to(folder).as_posix().removesuffix(SUFFIX): p.read_bytes()
+            for p in sorted(folder.rglob("*" + SUFFIX)) if p.is_file()}
 
 
 def gold_files(lang: str) -> dict[str, bytes]:

@@ -9,10 +9,10 @@ from pathlib import Path
 import html5lib
 
 from auditor.catalogue import load_catalogue, load_profile
-from auditor.engine import AuditResult
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.model import AuditResult
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Finding, Severity, sort_findings
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 XSS = "<script>alert(1)</script>"
 

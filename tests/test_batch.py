@@ -10,8 +10,8 @@ import pytest
 
 from auditor.batch import Options, fingerprint, run_batch
 from auditor.cli import main
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
-from auditor.pipeline import plan
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.batch.plan import plan
 from auditor.read import read_carnet
 
 EPOCH = "1767225600"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.breaches import INJECTORS, CannotInject, inject
+from auditor.synth.breaches import INJECTORS, CannotInject, inject
 from auditor.catalogue import load_profile
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 
 def audit_tables(tables, folder):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from auditor.catalogue import load_profile
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report.html_report import render_index, render_report
 from auditor.report.view import verdict
 from report_fixtures import XSS, audited, breached_tables

@@ -1,4 +1,4 @@
-"""Chouette, fiches and card holders on generated carnets (issue 3).
+"""Chouette, fiches and card holders on generated carnets.
 
 Property: a carnet generated compliant, with chouette runs among simple coups
 and its fiche register, gives no finding from the rules of art. 63 (fiches,
@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.catalogue import load_profile
-from auditor.chouette import chouette_state, run_stories
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.derived.chouette import chouette_state
+from auditor.report.chouette_runs import run_stories
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Status
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 CODES = ("EC63-03", "EC63-04", "EC63-05", "EC63-06", "EC63-07", "EC63-08", "EC64-03", "EC64-04",
          "EC65-01", "EC65-02", "EC65-03", "EC65-04", "EC65-05", "EC66-01", "EC66-02", "EC661-01")

@@ -47,13 +47,13 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--format", "json"])
     doc = json.loads((tmp_path / "prelevements" / "findings.json").read_text(encoding="utf-8"))
     assert list(doc) == ["schema_version", "tool", "generated_at", "source", "carnet", "profile", "summary",
-                         "rules", "findings"]
+                         "rules", "findings", "reading"]
     assert doc["generated_at"] == "2026-01-01T00:00:00Z"
     assert doc["tool"] == {"name": "ecarte-auditor", "version": "0.1.0"}
     assert doc["source"]["format"] == "csv" and len(doc["source"]["sha256"]) == 64
     assert doc["profile"] == {"name": "arrete-2007", "levy_rate": "0.05", "tie_rounding": "up"}
     assert list(doc["summary"]) == ["errors", "warnings", "info", "seances", "coups", "mises", "tickets",
-                                    "rows_read", "rows_rejected", "levy_expected_cents",
+                                    "rows_read", "rows_rejected", "rows_left_out", "levy_expected_cents",
                                     "levy_recorded_cents", "impact_cents", "formulas", "tables"]
     spec_codes = [r["code"] for r in doc["rules"]]
     assert len(spec_codes) == len(set(spec_codes)) == 39

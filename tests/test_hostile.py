@@ -20,11 +20,12 @@ import html5lib
 import pytest
 
 from auditor.catalogue import load_catalogue, load_profile
-from auditor.engine import audit
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.audit import audit
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.limits import Limits
 from auditor.normalise import normalise
-from auditor.pipeline import audit_path, carnet_id, plan
+from auditor.audit import audit_path
+from auditor.batch.plan import carnet_id, plan
 from auditor.read import discover, read_carnet
 
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
@@ -258,7 +259,7 @@ import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, 2 * 1024 ** 3))
 from auditor.catalogue import load_profile
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report.excel_report import write_annotated
 status = {}
 for name in sys.argv[3:]:

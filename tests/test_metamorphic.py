@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from auditor.breaches import INJECTORS, CannotInject, inject
+from auditor.synth.breaches import INJECTORS, CannotInject, inject
 from auditor.catalogue import load_profile
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 
 PROFILE = load_profile()
 SETTINGS = settings(max_examples=3, deadline=None, database=None, derandomize=True,
@@ -116,7 +116,7 @@ def test_shuffling_the_stakes_of_a_coup_changes_only_ec64_02():
 @given(st.sampled_from(sorted(INJECTORS)), st.integers(0, 1000), st.booleans())
 def test_one_injected_breach_gives_its_codes_and_no_other(code, seed, workbook):
     # Three séances: with two, backdating the second (EC64-08) also moves it
-    # before the cover's date (EC64-06, EC561-01) — reported on breaches.py.
+    # before the cover's date (EC64-06, EC561-01) — reported on auditor/synth/breaches/.
     t = tables(seed=seed % 7 + 1, seances=3)
     try:
         expected = inject(t, [code], seed=seed)

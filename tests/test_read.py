@@ -11,7 +11,7 @@ from openpyxl import Workbook
 
 from auditor.catalogue import load_profile
 from auditor.limits import DEFAULT_LIMITS
-from auditor.engine import audit
+from auditor.audit import audit
 from auditor.normalise import normalise
 from auditor.read import discover, read_carnet
 from auditor.read.csv_folder import DecodeError, decode, sniff_delimiter
@@ -237,7 +237,7 @@ def test_blank_and_space_lines_keep_row_numbers_on_the_fast_path():
 
 
 def test_cell_text_is_the_same_the_second_time_and_the_cache_is_bounded(monkeypatch):
-    from auditor.read import xlsx
+    from auditor.read import workbook as xlsx
 
     monkeypatch.setattr(xlsx, "_NUMBER_TEXT", {})
     monkeypatch.setattr(xlsx, "_NUMBER_TEXT_MAX", 3)

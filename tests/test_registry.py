@@ -74,9 +74,46 @@ def test_registry_refuses_bad_and_duplicate_codes():
         check("EC64-01")(lambda carnet, profile: [])
 
 
-def test_checks_never_read_files_or_format_output():
-    folder = Path(auditor.checks.__file__).parent
-    for path in folder.glob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        for forbidden in ("auditor.read", "auditor.report", "open(", "auditor.cli", "auditor.pipeline"):
-            assert forbidden not in text, f"{path.name} uses {forbidden}"
+def test_batch_registry_refuses_bad_and_duplicate_codes():
+    from auditor.registry import batch_check, registered_batch
+
+    with pytest.raises(ValueError):
+        batch_check("EC82-3")
+    assert "EC82-03" in registered_batch()
+    with pytest.raises(ValueError):
+        batch_check("EC82-03")(lambda batch, profile: [])
+
+
+def test_injector_registry_refuses_bad_codes_duplicates_and_shapes():
+    from auditor.synth.breaches import INJECTORS
+    from auditor.synth.breaches.registry import injector
+
+    with pytest.raises(ValueError):
+        injector("EC64-1")
+    with pytest.raises(ValueError):
+        injector("EC64-01")(lambda t, rng: set())
+    with pytest.raises(TypeError):
+        injector("EC99-98")(lambda t: set())
+    assert "EC99-98" not in INJECTORS
+    catalogue = load_catalogue()
+    assert set(INJECTORS) <= set(catalogue), "every injector breaks a rule of the catalogue"
+
+
+def test_cross_carnet_check_yields_violations_like_any_rule():
+    """EC82-03 over a batch: Violations, located in the carnet where the
+    ticket shows again, made findings by the same catalogue messages."""
+    from auditor.audit import audit_batch
+    from auditor.catalogue import load_profile
+    from auditor.model import BatchCarnet, Finding, Violation
+
+    a = BatchCarnet("a", "a.xlsx", "Casino X", 3, [[10, 1, 5, 1, 1, 2]])
+    b = BatchCarnet("b", "b.xlsx", "Casino X", 5, [[10, 4, 9, 1, 2, 7]])
+    other = BatchCarnet("c", "c.xlsx", "Casino Y", 1, [[10, 1, 9, 1, 1, 2]])
+    got = audit_batch([a, b, other], load_profile(), "fr")
+    assert len(got) == 1
+    f, v = got[0]
+    assert isinstance(f, Finding) and isinstance(v, Violation)
+    assert (f.code, v.table, v.row, v.seance, v.coup) == ("EC82-03", "tickets", 7, 1, 2)
+    assert (v.params["first"], v.params["last"], v.params["count"]) == (4, 5, 2)
+    assert "table 3" in f.message and "a.xlsx" in f.message
+    assert audit_batch([a, other], load_profile(), "fr") == []

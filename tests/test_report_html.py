@@ -14,7 +14,7 @@ import pytest
 from auditor.catalogue import load_catalogue, load_profile
 from auditor.i18n import labels
 from auditor.money import format_cents
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report import view as view_module
 from auditor.report.html_report import render_index, render_report
 from report_fixtures import XSS, audited, breached_tables, parse_strict, text, with_many_findings
@@ -286,7 +286,7 @@ def test_no_findings_at_all(breached):
 
 
 def generate_compliant():
-    from auditor.generate import Spec, generate
+    from auditor.synth.generate import Spec, generate
 
     return generate(Spec(seances=2, coups=6))
 

@@ -1,4 +1,4 @@
-"""report.html's ticket section (issue #4): per value, the series drawn book by
+"""report.html's ticket section: per value, the series drawn book by
 book with its marks (missing EC83-01, detached twice EC82-03, outside the
 register EC561-01), what the casino owes for missing tickets, and the levy
 chart's third series; read back through an HTML5 parser."""
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from auditor.breaches import ticket_rows
+from auditor.synth.breaches.tables import ticket_rows
 from auditor.catalogue import load_profile
 from auditor.cli import main
-from auditor.generate import Spec, generate, write_csv_folder
+from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.i18n import labels
 from auditor.money import format_cents
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.report import tickets_view
 from auditor.report.charts import WIDTH
 from auditor.report.html_report import render_report

@@ -12,9 +12,9 @@ from openpyxl import load_workbook
 
 import ecarte_schemas
 from auditor.catalogue import load_profile
-from auditor.generate import COLUMNS, cell_text, write_xlsx
+from auditor.synth.generate import COLUMNS, source_text, write_xlsx
 from auditor.i18n import labels
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.read import read_carnet
 from auditor.report.excel_report import anchor_of, write_annotated
 from auditor.report.template_xlsx import template_columns, write_blank_template
@@ -251,7 +251,7 @@ def _key(f, with_cell=True):
 def test_template_round_trips_a_generated_carnet(template, tmp_path):
     tables = breached_tables()
     sample = write_xlsx(tables, tmp_path / "sample.xlsx")
-    rows = {t: [(i + 2, {c: cell_text(c, r.get(c)) for c in COLUMNS[t]}) for i, r in enumerate(rs)]
+    rows = {t: [(i + 2, {c: source_text(c, r.get(c)) for c in COLUMNS[t]}) for i, r in enumerate(rs)]
             for t, rs in tables.items()}
     filled = _fill(template, tmp_path / "filled.xlsx", rows)
     profile = load_profile()

@@ -9,7 +9,7 @@ import pytest
 
 from auditor.catalogue import load_profile
 from auditor.model import Severity
-from auditor.pipeline import audit_path
+from auditor.audit import audit_path
 from auditor.read import discover
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_carnets"

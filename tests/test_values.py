@@ -6,7 +6,7 @@ import datetime as dt
 
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import load_catalogue
-from auditor.engine import make_finding
+from auditor.audit import make_finding
 from auditor.i18n import format_day
 from auditor.model import Day, Violation
 

@@ -21,6 +21,7 @@ def records(df: pd.DataFrame) -> Iterator[dict]:
 
 
 def emit(df: pd.DataFrame, make: Callable[[dict], Violation]) -> Iterator[Violation]:
+    """One violation per row of `df`, made by `make` from the row as plain Python values."""
     for rec in records(df):
         yield make(rec)
 
@@ -102,3 +103,31 @@ def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame
     res["found"] = v[at]
     res["_row"] = d["_row"].to_numpy()[at]
     return res.sort_values(["_row", "kind"], kind="stable").reset_index(drop=True)
+
+
+def fillable(breaks: pd.DataFrame, carnet, table: str, keys: list[str], col: str) -> np.ndarray:
+    """Gaps of `sequence_breaks` that a row with an unreadable key or number
+    could fill: its readable keys match the gap's group and its number, when
+    readable, lies in the missing range. Such a gap may be no gap at all (the
+    number is there, in a cell that cannot be read): the rule leaves it out."""
+    out = np.zeros(len(breaks), dtype=bool)
+    if breaks.empty:
+        return out
+    t = carnet.df(table)
+    blind = carnet.unreadable_rows(table, *keys, col).to_numpy()
+    if not blind.any():
+        return out
+    rows = t.loc[blind, keys + [col]].drop_duplicates()
+    missing = breaks["kind"].isin(["gap", "start"]).to_numpy()
+    b = breaks.assign(_at=np.arange(len(breaks)), **{k: breaks[k].astype("Int64") for k in keys})[missing]
+    na = rows.isna()
+    for pattern in na.drop_duplicates().itertuples(index=False):
+        sel = rows[(na.to_numpy() == list(pattern)).all(axis=1)]
+        known = [k for k, m in zip(keys, pattern) if not m]
+        pairs = b.merge(sel[known + [col]].rename(columns={col: "_n"}), on=known, how="inner") if known else \
+            b.merge(sel[[col]].rename(columns={col: "_n"}), how="cross")
+        if not pattern[-1]:   # the row's number is readable: it fills only a range that holds it
+            n = pairs["_n"].astype("Int64")
+            pairs = pairs[((n >= pairs["first"]) & (n <= pairs["last"])).fillna(False).to_numpy(bool)]
+        out[pairs["_at"].to_numpy(dtype=np.int64)] = True
+    return out

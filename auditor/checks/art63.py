@@ -7,17 +7,19 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet, per_carnet
+from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, records, sequence_breaks
-from auditor.chouette import ordered_coups
+from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.derived.chouette import ordered_coups
+from auditor.derived.fiches import card_holders, fiche_register
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS
 
 
 
-@check("EC63-01", needs=("mises",))
+@check("EC63-01", needs=("mises.montant",))
 def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` and `restitue` are multiples of 0.10 €.
 
@@ -34,7 +36,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
 
-@check("EC63-02", needs=("mises",))
+@check("EC63-02", needs=("mises.montant",))
 def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` ≥ 0.10 €; 0 ≤ `restitue` ≤ `montant`.
 
@@ -60,48 +62,14 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
 
 # -- fiches, card holders, decks -------------------------------------------------
 
-@per_carnet
-def _register(carnet: Carnet) -> tuple[pd.DataFrame, pd.Series]:
-    """The fiche register, first row per (séance, fiche), and the séances whose
-    register cannot be trusted to be complete (a row with an unreadable séance
-    or number: a fiche "missing" there may be that very row).
-
-    Returns (register with seance, fiche, date, tenir_cartes, rank_unreadable, _row;
-    a boolean Series `uncertain` indexed by séance, plus key -1 = every séance).
-    """
-    f = carnet.df("fiches")
-    f = f.assign(rank_unreadable=carnet.unreadable_cells("fiches", "tenir_cartes"))
-    blind = f["seance"].isna() | f["fiche"].isna()
-    uncertain = set(f.loc[blind & f["seance"].notna(), "seance"].tolist())
-    if (blind & f["seance"].isna()).any():
-        uncertain.add(-1)
-    reg = f[~blind].drop_duplicates(["seance", "fiche"], keep="first")
-    return reg, pd.Series(sorted(uncertain), dtype="Int64")
-
-
 def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
     if (uncertain == -1).any():
         return pd.Series(True, index=seances.index)
     return seances.isin(uncertain.tolist()).astype(bool)
 
 
-@per_carnet
-def _holders(carnet: Carnet) -> pd.DataFrame:
-    """Who holds the cards at each coup: one row per (coup, side) with the
-    player's fiche, in carnet order. `chouetteur` marks joueur_a of a chouette
-    coup (he holds the cards by adjudication, not by the call)."""
-    c = ordered_coups(carnet)
-    parts = []
-    for side in ("a", "b"):
-        column = f"joueur_{side}"
-        p = c[["seance", "coup", "pos", "_row", "type", column]].rename(columns={column: "player"})
-        p = p.assign(column=column, side=side,
-                     chouetteur=eq(c["type"], "chouette") & (side == "a"), type_known=c["type"].notna())
-        parts.append(p[p["player"].notna()])
-    return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
-
-
-@check("EC63-03", needs=("coups", "mises", "fiches"))
+@check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date"),
+       needs_if_present=("seances.seance,date",))
 def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every stake shows a fiche registered for its séance, dated the séance's day.
 
@@ -109,11 +77,14 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a stake on fiche 57 when séance 2 registered fiches 1 … 40; a fiche dated the day before.
     Compliant: every stake's fiche is in the séance's register with the séance's date.
     """
-    reg, uncertain = _register(carnet)
+    reg, uncertain = fiche_register(carnet)
     m = carnet.df("mises")
     m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
-    if not m["_row"].is_monotonic_increasing:
-        m = m.sort_values("_row", kind="stable")
+    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
+    order = np.lexsort((m["_row"].to_numpy(), m["rang"].to_numpy(np.int64, na_value=0), m["coup"].to_numpy(np.int64),
+                        m["seance"].to_numpy(np.int64)))
+    if not np.all(np.diff(order) > 0):
+        m = m.iloc[order]
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     known = carnet.df("coups")[["seance", "coup"]].dropna()
     in_coups, coup_codes = shared_codes(m, known)
@@ -144,7 +115,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "first_coup": r["coup"]}))
 
 
-@check("EC63-04", needs=("coups", "fiches"))
+@check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))
 def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Both card holders have a fiche of the séance, inscribed to hold the cards.
 
@@ -152,8 +123,8 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: joueur_b 12 without a fiche in the séance's register, or with `tenir_cartes` empty.
     Compliant: joueur_a 3 and joueur_b 4 both registered with ranks 3 and 4.
     """
-    reg, uncertain = _register(carnet)
-    h = _holders(carnet).drop_duplicates(["seance", "player"], keep="first")
+    reg, uncertain = fiche_register(carnet)
+    h = card_holders(carnet).drop_duplicates(["seance", "player"], keep="first")
     j = h.merge(reg[["seance", "fiche", "tenir_cartes", "rank_unreadable"]].rename(columns={"fiche": "player"}),
                 on=["seance", "player"], how="left", indicator=True)
     registered = (j["_merge"] == "both").to_numpy()
@@ -169,7 +140,7 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
         found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
 
 
-@check("EC63-05", needs=("coups",))
+@check("EC63-05", needs=("coups.seance,coup,type,joueur_a,joueur_b,gagnant",))
 def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The loser of a coup does not hold the cards at the next coup of the séance.
 
@@ -183,8 +154,9 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     loser = prev["joueur_b"].where(eq(prev["gagnant"], "a"), prev["joueur_a"].where(eq(prev["gagnant"], "b")))
     # A chouetteur who lost may hold the cards at the next coup only as chouetteur again.
     chouetteur_again = (eq(prev["type"], "chouette") & eq(prev["gagnant"], "b") & eq(c["type"], "chouette"))
-    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again
-    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool)
+    # Only the coup numbered right after: across a gap, a repeated or an unreadable number it cannot be told.
+    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again & c["follows"]
+    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool) & c["follows"]
     hit = c.assign(loser=loser, prev_coup=prev["coup"],
                    column=pd.Series("joueur_a", index=c.index).where(at_a, "joueur_b"))[at_a | at_b]
     yield from emit(hit, lambda r: Violation(
@@ -192,7 +164,7 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         found=str(r["loser"]), params={"joueur": r["loser"], "prev_coup": r["prev_coup"]}))
 
 
-@check("EC63-06", needs=("coups", "fiches.tenir_cartes"))
+@check("EC63-06", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche,tenir_cartes"))
 def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Players taking the cards for the first time in a séance come in order of inscription.
 
@@ -200,8 +172,8 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: the player inscribed 5th takes the cards at coup 3, the one inscribed 4th at coup 6.
     Compliant: ranks 1 and 2 at coup 1 (either side), rank 3 at coup 2, rank 4 at coup 5.
     """
-    reg, _ = _register(carnet)
-    h = _holders(carnet)
+    reg, _ = fiche_register(carnet)
+    h = card_holders(carnet)
     # Called positions only; a coup whose type is unreadable leaves its joueur_a unknown.
     h = h[~h["chouetteur"] & (h["type_known"] | (h["side"] == "b"))]
     new = h.drop_duplicates(["seance", "player"], keep="first")
@@ -214,6 +186,14 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
         at_coup["seance"], sort=False).shift()
     new = new.merge(at_coup[["seance", "pos", "before"]], on=["seance", "pos"], how="left")
     late = new[(new["tenir_cartes"] < new["before"]).fillna(False).astype(bool)]
+    # After a card holder that cannot be read, who came first is unknown: the hidden
+    # player may be the newcomer a later one seems to overtake.
+    c = ordered_coups(carnet)
+    blind = c[carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").loc[c.index].to_numpy()]
+    if len(blind):
+        since = blind.groupby("seance")["pos"].min()
+        limit = late["seance"].map(since)
+        late = late[~(late["pos"] >= limit).fillna(False).to_numpy(bool)]
     yield from emit(late, lambda r: Violation(
         table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
         expected=f"≥ {r['before']}", found=str(r["tenir_cartes"]),
@@ -223,7 +203,7 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
 _DECK_SEPARATORS = r"[\s,;]+"
 
 
-@check("EC63-07", needs=("seances.jeux",))
+@check("EC63-07", needs=("seances.seance,jeux",))
 def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each séance lists three distinct decks, none used in an earlier séance.
 
@@ -252,7 +232,7 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
         params={"deck": r["deck"], "earlier": r["earlier"]}))
 
 
-@check("EC63-08", needs=("fiches",))
+@check("EC63-08", needs=("fiches.seance,fiche",))
 def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The fiches of a séance are numbered 1, 2, 3 … without gap or duplicate.
 
@@ -262,7 +242,7 @@ def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     """
     breaks = sequence_breaks(carnet.df("fiches"), ["seance"], "fiche")
     # Row order of the register is free: only duplicates and missing numbers matter.
-    breaks = breaks[breaks["kind"] != "order"]
+    breaks = breaks[(breaks["kind"] != "order").to_numpy() & ~fillable(breaks, carnet, "fiches", ["seance"], "fiche")]
     for r in records(breaks):
         missing = r["kind"] in ("gap", "start")
         yield Violation(table="fiches", row=r["_row"], column="fiche", seance=r["seance"], kind=r["kind"],

@@ -7,17 +7,30 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.carnet import Carnet, per_carnet
+from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, records, sequence_breaks
+from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
 from auditor.frames import eq, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator[Violation]:
-    for r in records(sequence_breaks(df, keys, col)):
+def _repeated(carnet: Carnet) -> pd.DataFrame:
+    c = carnet.df("coups")
+    return c.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
+
+
+def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
+            skip: pd.DataFrame | None = None) -> Iterator[Violation]:
+    df = carnet.df(table)
+    if skip is not None and len(skip):
+        out = df[keys].merge(skip, how="left", on=keys, indicator=True)
+        df = df[(out["_merge"] != "both").to_numpy()]
+    breaks = sequence_breaks(df, keys, col)
+    for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
         number = r["first"] if missing else r["found"]
@@ -31,7 +44,7 @@ def _breaks(df: pd.DataFrame, keys: list[str], col: str, table: str) -> Iterator
                                 "count": (r["last"] - r["first"] + 1) if missing else 1})
 
 
-@check("EC64-01", needs=("coups",))
+@check("EC64-01", needs=(COUP_KEYS,))
 def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Coup numbers of a séance run 1, 2, 3 … in row order.
 
@@ -39,10 +52,10 @@ def coup_numbering_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Non-compliant: séance 2 jumps from coup 13 to coup 15.
     Compliant: séance 2 numbers its coups 1 … 40 without gap or repeat.
     """
-    return _breaks(carnet.df("coups"), ["seance"], "coup", "coups")
+    return _breaks(carnet, ["seance"], "coup", "coups")
 
 
-@check("EC64-02", needs=("mises",))
+@check("EC64-02", needs=("mises.seance,coup,rang", COUP_KEYS))
 def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The `rang` of a coup's stakes runs 1 … k in row order.
 
@@ -50,18 +63,11 @@ def stake_ranks_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Viol
     Non-compliant: ranks 1, 2, 4 in one coup.
     Compliant: ranks 1, 2, 3.
     """
-    return _breaks(carnet.df("mises"), ["seance", "coup"], "rang", "mises")
+    # The stakes of a repeated coup number belong to two coups: their ranks cannot be told apart.
+    return _breaks(carnet, ["seance", "coup"], "rang", "mises", skip=_repeated(carnet))
 
 
-@per_carnet
-def _verifiable(carnet: Carnet, kind: str) -> pd.DataFrame:
-    """Coups of `kind` whose amounts come from readable stakes (a coup without any stake row is skipped)."""
-    a = carnet.coup_amounts
-    ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
-
-
-@check("EC64-03", needs=("coups", "mises"))
+@check("EC64-03", needs=("coups.type,total_a,total_b", *STAKES))
 def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each recorded side total equals the sum held on that side (with the chouette's part, in chouette).
 
@@ -70,7 +76,7 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Compliant: total_a 45,00 € for stakes holding 45,00 €; in chouette, total_a = what the chouette holds + en dehors.
     """
     for kind in ("simple", "chouette"):
-        c = _verifiable(carnet, kind)
+        c = verifiable_coups(carnet, kind)
         for side in ("a", "b"):
             # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
             total, mass = f"total_{side}_cents", f"mass_{side}"
@@ -82,7 +88,7 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
                         "sur_chouette_cents": r["sur_chouette"]}))
 
 
-@check("EC64-04", needs=("coups", "mises"))
+@check("EC64-04", needs=("coups.type", *STAKES))
 def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The two masses are equal once the excess is returned; a chouette holds between 0 and its amount.
 
@@ -90,14 +96,14 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: side a holds 120,00 €, side b 100,00 €; pontes holding 120 € against a chouette of 100 €.
     Compliant: both sides hold 100,00 €; pontes holding 80 € against a chouette of 100 €.
     """
-    c = _verifiable(carnet, "simple")
+    c = verifiable_coups(carnet, "simple")
     hit = c[c["held_a"] != c["held_b"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
         expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
         params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
                 "excess_cents": abs(r["held_a"] - r["held_b"])}))
-    c = _verifiable(carnet, "chouette")
+    c = verifiable_coups(carnet, "chouette")
     negative = c[c["sur_chouette"] < 0]
     yield from emit(negative, lambda r: Violation(
         table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_negative",
@@ -112,7 +118,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
 
 
-@check("EC64-05", needs=("coups", "mises"))
+@check("EC64-05", needs=("mises.rang", *STAKES))
 def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The excess goes back to the last inscribed bettors of the heavier side only.
 
@@ -122,7 +128,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1).to_numpy()]
-    amounts = carnet.coup_amounts
+    amounts = coup_amounts(carnet)
     bad_coups = amounts.loc[amounts["unverifiable"], ["seance", "coup"]].dropna()
     codes, bad_codes = shared_codes(m, bad_coups)
     keep = ~np.isin(codes, bad_codes)
@@ -168,7 +174,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
 
-@check("EC64-06", needs=("carnet",))
+@check("EC64-06", needs=("carnet.table,date_debut",), needs_if_present=("seances.date",))
 def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cover gives the table number and the start date; no séance precedes it.
 
@@ -181,20 +187,21 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     row = next(records(cover))
     for field, kind in (("table", "no_table"), ("date_debut", "no_date")):
-        if row[field] is None:
+        # An unreadable cell is its EC00-02, not a missing table number or date.
+        if row[field] is None and not carnet.unreadable_cells("carnet", field).iat[0]:
             yield Violation(table="carnet", row=row["_row"], column=field, kind=kind)
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
     s = s[s["date"].notna()]
-    early = s[s["date"] < row["date_debut"]].sort_values(["date", "_row"]).head(1)
+    early = s[s["date"] < row["date_debut"]].sort_values(["date", "seance", "_row"]).head(1)
     yield from emit(early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
 
 
-@check("EC64-07", needs=("seances.timbre",))
+@check("EC64-07", needs=("seances.date,timbre",))
 def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Each séance bears the date stamp, showing the séance's date.
 
@@ -203,7 +210,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    missing = s[s["timbre"].isna()]
+    missing = s[s["timbre"].isna() & ~carnet.unreadable_cells("seances", "timbre")]
     yield from emit(missing, lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
@@ -214,7 +221,7 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
 
 
-@check("EC64-08", needs=("seances",))
+@check("EC64-08", needs=("seances.seance,date",))
 def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Séance numbers are unique and a higher number never has an earlier date.
 
@@ -238,7 +245,7 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
         params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
 
 
-@check("EC64-09", needs=("coups", "mises"))
+@check("EC64-09", needs=(COUP_KEYS, "mises.seance,coup"))
 def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every coup has at least one stake.
 
@@ -246,7 +253,7 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: coup 7 recorded with totals but no row in `mises`.
     Compliant: each coup has its stakes in `mises`.
     """
-    a = carnet.coup_amounts
-    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna()]
+    a = coup_amounts(carnet)
+    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
     yield from emit(hit, lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

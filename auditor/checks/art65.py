@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import pandas as pd
-
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
+from auditor.derived.amounts import verifiable_coups
+from auditor.derived.chouette import chouette_state
 from auditor.frames import eq
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.checks._needs import STAKES, CHOUETTE_STATE
 
 
 def _coup(r: dict, column: str | None, kind: str, **extra) -> Violation:
@@ -19,7 +20,7 @@ def _coup(r: dict, column: str | None, kind: str, **extra) -> Violation:
                      kind=kind, **extra)
 
 
-@check("EC65-01", needs=("coups",))
+@check("EC65-01", needs=("coups.seance,coup,type,joueur_a",))
 def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A chouette run starts with its adjudication; every chouette coup records
     the chouette and the sums held outside it.
@@ -28,7 +29,7 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
     Non-compliant: a run whose first coup has no `evenement`; a chouette coup with `chouette` empty.
     Compliant: the run opens with `adjudication`; `chouette` and `en_dehors` filled on every coup.
     """
-    s = carnet.chouette_state
+    s = chouette_state(carnet)
     start = s[s["run_start"] & ~eq(s["evenement"], "adjudication") & ~s["evenement_unreadable"]]
     yield from emit(start, lambda r: _coup(
         r, "evenement", "no_adjudication", expected="adjudication", found=r["evenement"] or "",
@@ -39,7 +40,7 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
         yield from emit(empty, lambda r, f=field, k=kind: _coup(r, f, k, found=""))
 
 
-@check("EC65-02", needs=("coups",))
+@check("EC65-02", needs=CHOUETTE_STATE)
 def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A remise comes right after a saute, once per adjudication, for the adjudicated amount.
 
@@ -47,7 +48,7 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a remise after a coup the chouette did not lose; a second remise; 80 € re-staked for 100 €.
     Compliant: adjudicated for 100 €, sautée at coup 4, remise of 100 € at coup 5.
     """
-    s = carnet.chouette_state
+    s = chouette_state(carnet)
     r = s[eq(s["evenement"], "remise")]
     not_after = r[~r["prev_saute"].fillna(True).astype(bool)]
     yield from emit(not_after, lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
@@ -61,7 +62,7 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
 
-@check("EC65-03", needs=("coups",))
+@check("EC65-03", needs=CHOUETTE_STATE)
 def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """After a saute the chouette is re-staked or auctioned; after its second saute, auctioned.
 
@@ -69,7 +70,7 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     Non-compliant: the run goes on with no `evenement` after a saute; a remise after the second saute.
     Compliant: sautée at coup 4, remise at coup 5; sautée again at coup 7, adjudication at coup 8.
     """
-    s = carnet.chouette_state
+    s = chouette_state(carnet)
     after = s[s["prev_saute"].fillna(False).astype(bool) & ~s["evenement_unreadable"]]
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
     auction = after[after["sautes_upto_prev"] >= 2]
@@ -82,14 +83,7 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 
-def _stakes_known(carnet: Carnet) -> pd.DataFrame:
-    """Chouette coups whose amounts come from readable stakes (the mass rules skip the others)."""
-    a = carnet.coup_amounts
-    ok = eq(a["type"], "chouette") & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette"]])
-
-
-@check("EC65-04", needs=("coups", "mises"))
+@check("EC65-04", needs=("coups.type", *STAKES))
 def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Sums are held on the chouette side only when the chouette holds its full amount.
 
@@ -97,7 +91,7 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
     Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
     """
-    c = _stakes_known(carnet)
+    c = verifiable_coups(carnet, "chouette")
     hit = c[((c["held_a"] > 0) & (c["sur_chouette"] < c["chouette_cents"])).fillna(False).astype(bool)]
     yield from emit(hit, lambda r: _coup(
         r, "en_dehors_cents", "default", expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
@@ -105,7 +99,7 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
                 "chouette_cents": r["chouette_cents"]}))
 
 
-@check("EC65-05", needs=("coups", "mises"))
+@check("EC65-05", needs=("coups.type", *STAKES))
 def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The recorded `en_dehors` equals the sums held on the chouette side.
 
@@ -113,7 +107,7 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
     Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
     """
-    c = _stakes_known(carnet)
+    c = verifiable_coups(carnet, "chouette")
     hit = c[(c["en_dehors_cents"] != c["held_a"]).fillna(False).astype(bool)]
     yield from emit(hit, lambda r: _coup(
         r, "en_dehors_cents", "default", expected=Cents(r["held_a"]), found=Cents(r["en_dehors_cents"]),

@@ -4,90 +4,18 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import pandas as pd
-
-from auditor.carnet import Carnet, per_carnet
+from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
+from auditor.derived.levy import chouette_levy, simple_levy
 from auditor.frames import eq
 from auditor.model import Cents, Violation
 from auditor.money import accepted
 from auditor.registry import check
+from auditor.checks._needs import STAKES
 
 
-@per_carnet
-def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
-    """Expected levy of each verifiable simple coup: L(mass of the winning side).
-
-    The mass comes from the stakes, or from the recorded total when the coup
-    has no stake row (`Carnet.coup_amounts` levy basis). Columns: lo, hi
-    (accepted range), mass, plus the coup's.
-    """
-    c = carnet.df("coups")
-    a = carnet.coup_amounts
-    ok = eq(c["type"], "simple") & c["gagnant"].notna() & ~a["unverifiable"]
-    c, a = c[ok], a[ok]
-    win_a = eq(c["gagnant"], "a")
-    mass = pd.Series(a["levy_held_a"].where(win_a, a["levy_held_b"]), index=c.index, dtype="Int64")
-    lo, hi = profile.levy.bounds_series(mass)
-    out = c.assign(mass=mass, lo=lo, hi=hi)
-    return out[out["mass"].notna()]
-
-
-@per_carnet
-def chouette_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
-    """Expected levies of each verifiable chouette coup, per phase.
-
-    avant: L(held(a)) + L(chouette) at an adjudication or a remise (each
-    component rounded on its own); apres: L(sur_chouette) when the pontes
-    (side b) win, else 0. Amounts are the levy basis of
-    `Carnet.coup_amounts` (stakes, or recorded totals for a coup without
-    stake rows). Columns lo_avant/hi_avant and lo_apres/hi_apres are <NA>
-    where that phase cannot be computed.
-    """
-    c = carnet.df("coups")
-    a = carnet.coup_amounts
-    ok = eq(c["type"], "chouette") & ~a["unverifiable"]
-    c, a = c[ok], a[ok]
-    levy = profile.levy
-    lo_out, hi_out = levy.bounds_series(a["levy_held_a"])
-    staked = eq(c["evenement"], "adjudication") | eq(c["evenement"], "remise")
-    lo_ch, hi_ch = levy.bounds_series(c["chouette_cents"].where(staked, 0))
-    # An unreadable evenement leaves open whether the chouette's own levy is due.
-    known_event = ~carnet.unreadable_cells("coups", "evenement").loc[c.index]
-    lo_avant = (lo_out + lo_ch).where(known_event)
-    hi_avant = (hi_out + hi_ch).where(known_event)
-    # The pontes cannot have won a negative sum on the chouette (that is EC64-04's business).
-    won = a["levy_sur_chouette"].clip(lower=0).where(eq(c["gagnant"], "b"), 0).where(c["gagnant"].notna())
-    lo_apres, hi_apres = levy.bounds_series(won)
-    return c.assign(held_a=a["levy_held_a"], sur_chouette=a["levy_sur_chouette"],
-                    lo_avant=lo_avant.astype("Int64"), hi_avant=hi_avant.astype("Int64"),
-                    lo_apres=lo_apres, hi_apres=hi_apres)
-
-
-def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
-    """(expected, recorded) levy of the carnet, in cents.
-
-    Expected: the levy the rules compute where a coup (and phase) can be
-    verified, the recorded levy elsewhere (so the difference shows only what
-    was checked).
-    """
-    c = carnet.df("coups")
-    avant = c["prelevement_cents"].fillna(0).astype("Int64")
-    apres = c["prelevement_apres_cents"].fillna(0).astype("Int64")
-    recorded = avant + apres
-    s = simple_levy(carnet, profile)
-    expected_avant, expected_apres = avant.copy(), apres.copy()
-    expected_avant.loc[s.index] = s["hi"]
-    expected_apres.loc[s.index] = 0  # a simple coup owes nothing after the result
-    ch = chouette_levy(carnet, profile)
-    for phase, expected in (("avant", expected_avant), ("apres", expected_apres)):
-        known = ch[f"hi_{phase}"].notna()
-        expected.loc[ch.index[known]] = ch.loc[known, f"hi_{phase}"]
-    return int((expected_avant + expected_apres).sum()), int(recorded.sum())
-
-
-@check("EC66-01", needs=("coups",))
+@check("EC66-01", needs=("coups.type,gagnant,prelevement,total_a,total_b", *STAKES))
 def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a simple coup is 5 % of the winning side, rounded to 0.10 €.
 
@@ -111,7 +39,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         impact_cents=-r["prelevement_apres_cents"]))
 
 
-@check("EC66-02", needs=("coups",))
+@check("EC66-02", needs=("coups.type,gagnant,prelevement,total_b", *STAKES))
 def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a chouette coup: before the deal, 5 % of the sums held outside
     the chouette, plus 5 % of the chouette at an adjudication or remise; after

@@ -10,9 +10,11 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import NA_INT, PHASES, ints, ledger
+from auditor.derived.amounts import coup_amounts, repeated_coups
+from auditor.tickets.ledger import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
 
@@ -23,7 +25,7 @@ def _coups_keys(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return df.assign(**{k: ints(df[k]) for k in keys})
 
 
-@check("EC661-01", needs=("coups", "tickets"))
+@check("EC661-01", needs=("coups.prelevement", *STAKES, TICKETS))
 def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The tickets detached for a coup and phase add up to the recorded levy.
 
@@ -31,11 +33,18 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: 1,50 € recorded, tickets for 1,00 € detached.
     Compliant: 1,50 € recorded, one 1 € ticket and five 0,10 € tickets.
     """
-    # A phase with a run whose value, numbers or phase cannot be read is unverifiable.
-    faces = ledger(carnet, profile).by_phase[["seance", "coup", "phase", "face", "unreadable"]]
+    # A coup with a run whose value, numbers or phase cannot be read is unverifiable
+    # (a run of unknown phase may belong to either), and so is a coup that a run of
+    # unreadable séance or coup may belong to.
+    groups = ledger(carnet, profile).by_phase
+    faces = groups[["seance", "coup", "phase", "face", "unreadable"]]
+    bad = faces.loc[faces["unreadable"].to_numpy(bool), ["seance", "coup"]].drop_duplicates()
     coups = carnet.df("coups")
-    coups = coups[~carnet.coup_amounts["unverifiable"].to_numpy(bool)]
+    coups = coups[~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
+                    | carnet.could_be("tickets", ["seance", "coup"], coups).to_numpy())]
     coups = _coups_keys(coups, ["seance", "coup"])
+    in_bad = coups[["seance", "coup"]].merge(bad, how="left", on=["seance", "coup"], indicator=True)
+    coups = coups[(in_bad["_merge"] != "both").to_numpy()]
     for code, phase in enumerate(PHASES):
         column = PHASE_LEVY[phase]
         rec = coups.loc[coups[column].notna(), ["seance", "coup", "_row", column]].rename(columns={column: "recorded"})
@@ -50,7 +59,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
             params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
 
 
-@check("EC661-02", needs=("tickets",))
+@check("EC661-02", needs=(TICKETS, COUP_KEYS))
 def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A coup's tickets (per phase) are the fewest that make their amount with the séance's values.
 
@@ -68,6 +77,13 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     bad = (groups["unreadable"] | groups["off_profile"]).to_numpy()
     coup_bad = np.bincount(groups["coup_id"].to_numpy(), weights=bad.astype(np.int64)) > 0
     groups = groups[~coup_bad[groups["coup_id"].to_numpy()]]
+    # A repeated coup number pools two coups' tickets: not a count to judge.
+    coups = carnet.df("coups")
+    repeated = coups.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
+    if len(repeated):
+        hit = groups[["seance", "coup"]].merge(_coups_keys(repeated, ["seance", "coup"]), how="left",
+                                               indicator=True)
+        groups = groups[(hit["_merge"] != "both").to_numpy()]
     rest = groups["face"].to_numpy().copy()
     fewest = np.zeros(len(groups), dtype=np.int64)
     for value in led.values[::-1]:     # a loop over the ≤ 4 values; greedy is optimal for 10/100/1000/10000
@@ -82,7 +98,7 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         params={"count": r["count"], "fewest": r["fewest"], "face_cents": r["face"]}))
 
 
-@check("EC59-01", needs=("tickets",))
+@check("EC59-01", needs=(TICKETS,))
 def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No more than three ticket values are used at the table in one séance.
 
@@ -104,7 +120,7 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
         params={"count": r["n"], "max": most, "valeur_cents": r["valeur_cents"]}))
 
 
-@check("EC561-03", needs=("tickets", "seances.cagnotte"))
+@check("EC561-03", needs=(TICKETS, "seances.seance,cagnotte"))
 def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cagnotte counted for a séance equals the face value of the tickets detached in it.
 
@@ -114,7 +130,9 @@ def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Viola
     """
     r = ledger(carnet, profile).rows
     per = r[r["seance"] != NA_INT].groupby("seance").agg(face=("face", "sum"), readable=("readable", "min"))
-    s = _coups_keys(carnet.df("seances"), ["seance"])
+    s = carnet.df("seances")
+    # A ticket row whose séance cannot be read may be any séance's.
+    s = _coups_keys(s[~carnet.could_be("tickets", ["seance"], s).to_numpy()], ["seance"])
     s = s[s["cagnotte_cents"].notna()]
     m = s.merge(per, how="left", left_on="seance", right_index=True)
     m["face"] = m["face"].fillna(0).astype("int64")

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import ints, ledger, texts
+from auditor.tickets.ledger import ints, ledger, texts
 from auditor.model import Day, Violation
 from auditor.registry import check
+from auditor.checks._needs import BOOKS, TICKETS
 
 
 
-@check("EC561-01", needs=("tickets", "carnets_tickets"))
+@check("EC561-01", needs=(TICKETS, BOOKS, "carnets_tickets.mise_en_service"),
+       needs_if_present=("seances.seance,date",))
 def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every ticket comes from a book registered for the table, put in service before the ticket is detached.
 
@@ -26,6 +29,14 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     led = ledger(carnet, profile)
     s, e = led.outside
     valeur = led.valeur(s)
+    # A register row whose value or first number cannot be read may be the book these
+    # tickets came from: outside findings of its value (of any value, if the value is unreadable).
+    reg = carnet.df("carnets_tickets")
+    blind = carnet.unreadable_rows("carnets_tickets", "valeur_cents", "premier").to_numpy()
+    if blind.any():
+        unknown = reg.loc[blind, "valeur_cents"]
+        keep = np.zeros(len(s), bool) if unknown.isna().any() else ~np.isin(valeur, ints(unknown))
+        s, e, valeur = s[keep], e[keep], valeur[keep]
     out = led.located(led.covering(s), first=led.number(s), last=led.number(e), valeur=valeur)
     yield from emit(out, lambda r: Violation(
         table="tickets", row=r["_row"], column="premier", seance=r["seance"], coup=r["coup"],
@@ -39,12 +50,12 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     books = led.books
     seances = carnet.df("seances")
     seances = seances[seances["seance"].notna() & seances["date"].notna()].drop_duplicates("seance")
-    dates = pd.Series(seances["date"].to_numpy(), index=ints(seances["seance"]))
     pairs = led.book_pairs
-    # As datetimes whatever the frames held (an empty or unreadable column maps to NaN).
-    day = pd.to_datetime(pd.Series(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()]).map(dates),
-                         errors="coerce")
-    since = pd.to_datetime(books["mise_en_service"].iloc[pairs["book"]], errors="coerce")
+    # Days as datetime64 whatever the frames held: a column without any readable
+    # date is all NaT, never a float (an unreadable date is simply not compared).
+    day = pd.Series(_days(seances["date"]).to_numpy(), index=ints(seances["seance"]))
+    day = day.reindex(led.runs["seance"].to_numpy()[pairs["run"].to_numpy()])
+    since = _days(books["mise_en_service"]).iloc[pairs["book"].to_numpy()]
     early = pairs.assign(day=day.to_numpy(), since=since.to_numpy())
     early = early[(early["day"] < early["since"]).fillna(False).to_numpy(bool)]
     # One finding per book, where it was first used too early.
@@ -60,7 +71,11 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
                 "book_last": r["book_last"], "valeur_cents": r["valeur"]}))
 
 
-@check("EC83-03", needs=("tickets", "carnets_tickets.paraphe"))
+def _days(s: pd.Series) -> pd.Series:
+    return pd.Series(pd.to_datetime(s, errors="coerce"), index=s.index).astype("datetime64[us]")
+
+
+@check("EC83-03", needs=(TICKETS, BOOKS, "carnets_tickets.paraphe"))
 def tickets_from_paraphed_books(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No ticket is detached from a book marked as lacking the paraphe.
 

@@ -10,16 +10,17 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.checks.tickets import NA_INT, ledger, objects
+from auditor.tickets.ledger import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.checks._needs import BOOKS, TICKETS
 
 
 def _span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-@check("EC82-01", needs=("tickets",))
+@check("EC82-01", needs=(TICKETS,))
 def ticket_value_allowed(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every ticket is worth one of the values of article 82.
 
@@ -34,7 +35,7 @@ def ticket_value_allowed(carnet: Carnet, profile: Profile) -> Iterator[Violation
         found=Cents(r["valeur_cents"]), params={"valeur_cents": r["valeur_cents"]}))
 
 
-@check("EC82-02", needs=("tickets",))
+@check("EC82-02", needs=(TICKETS,))
 def ticket_number_in_series(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Ticket numbers lie in 1 … 1 000 000 and a run's `dernier` does not precede its `premier`.
 
@@ -60,7 +61,7 @@ def ticket_number_in_series(carnet: Carnet, profile: Profile) -> Iterator[Violat
             params={"number": r[c], "premier": r["premier"], "max": top}))
 
 
-@check("EC82-03", needs=("tickets",))
+@check("EC82-03", needs=(TICKETS,))
 def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No ticket (value and number) is detached twice in the carnet.
 
@@ -85,7 +86,7 @@ def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation
                 "other_coup": r["other_coup"], "other_row": r["other_row"]}))
 
 
-@check("EC561-02", needs=("tickets",))
+@check("EC561-02", needs=(TICKETS,))
 def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A value's new ticket numbers never fall below those of the previous coup that used the value.
 
@@ -122,7 +123,7 @@ def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violati
                 "prev_seance": x["prev_seance"], "prev_coup": x["prev_coup"]}))
 
 
-@check("EC83-01", needs=("tickets",))
+@check("EC83-01", needs=(TICKETS,), needs_if_present=(BOOKS,))
 def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No number is skipped inside a book, and no book is left unfinished once a later one is started.
 
@@ -149,7 +150,7 @@ def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "next": r["next"], "valeur_cents": r["valeur"]}))
 
 
-@check("EC83-02", needs=("tickets",))
+@check("EC83-02", needs=(TICKETS,), needs_if_present=(BOOKS,))
 def last_book_in_progress(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Information: the last book of a value is still in progress at the end of the carnet.
 

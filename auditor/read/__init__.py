@@ -10,14 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from auditor.limits import DEFAULT_LIMITS, Limits
+from auditor.read.columns import ColumnMap, ColumnsFileError, load_columns_file
 from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name
 from auditor.read.csv_folder import read_csv_folder
-from auditor.read.xlsx import read_workbook
+from auditor.read.workbook import SUFFIXES, read_workbook
 
-WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
+# Every workbook container calamine reads (spec: carnet-format.md, Containers).
+WORKBOOK_SUFFIXES = tuple(SUFFIXES)
 
-__all__ = ["RawCarnet", "RawTable", "ReadProblem", "canonical_name", "discover",
-           "is_carnet", "read_carnet", "WORKBOOK_SUFFIXES"]
+__all__ = ["ColumnMap", "ColumnsFileError", "RawCarnet", "RawTable", "ReadProblem", "canonical_name", "discover",
+           "is_carnet", "load_columns_file", "read_carnet", "WORKBOOK_SUFFIXES"]
 
 
 def _has_coups_csv(folder: Path) -> bool:
@@ -28,6 +30,7 @@ def _has_coups_csv(folder: Path) -> bool:
 
 
 def is_carnet(path: Path) -> bool:
+    """`path` is a carnet: a workbook, or a folder holding coups.csv."""
     if path.is_file():
         return path.suffix.lower() in WORKBOOK_SUFFIXES
     return path.is_dir() and _has_coups_csv(path)
@@ -37,7 +40,7 @@ def discover(root: Path) -> list[Path]:
     """Every carnet at or below `root`, in a stable (sorted) order.
 
     A folder holding `coups.csv` is one carnet; its sub-folders are not searched.
-    Office lock files (`~$x.xlsx`) are skipped.
+    Office lock files (`~$x.xlsx`, LibreOffice's `.~lock.x.ods#`) are skipped.
     """
     if is_carnet(root):
         return [root]
@@ -71,9 +74,13 @@ def table_names() -> frozenset[str]:
     return frozenset(ecarte_schemas.MODELS)
 
 
-def read_carnet(path: Path, limits: Limits | None = None) -> RawCarnet:
-    """Read one carnet within `limits` (the defaults of auditor.limits when None)."""
+def read_carnet(path: Path, limits: Limits | None = None, columns: ColumnMap | None = None) -> RawCarnet:
+    """Read one carnet within `limits` (the defaults of auditor.limits when None);
+    `columns`: the user's mapping file (source column → carnet column), if any."""
     limits = limits or DEFAULT_LIMITS
     if path.is_dir():
-        return read_csv_folder(path, limits, table_names())
-    return read_workbook(path, limits, table_names())
+        raw = read_csv_folder(path, limits, table_names(), columns)
+    else:
+        raw = read_workbook(path, limits, table_names(), columns)
+    raw.columns_file = columns.as_json() if columns is not None else None
+    return raw

@@ -18,12 +18,18 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
-from auditor.read.raw import file_digest, RawCarnet, RawTable, ReadProblem, canonical_name, frame_from_rows, sha256_of_digests
+import dataclasses
+
+from auditor.read.columns import ColumnMap, HEADER_SEARCH_ROWS, find_header, is_totals_label, match_header
+from auditor.read.raw import (file_digest, RawCarnet, RawTable, ReadProblem, SourceColumn, canonical_name,
+                              column_letter, frame_from_rows, sha256_of_digests)
 
 BOM = b"\xef\xbb\xbf"
 
 
 class DecodeError(ValueError):
+    """A CSV file in no encoding the reader knows."""
+
     pass
 
 
@@ -45,11 +51,16 @@ def decode(data: bytes) -> tuple[str, str]:
 
 
 def sniff_delimiter(text: str) -> str:
-    header = text.split("\n", 1)[0]
-    return ";" if header.count(";") > header.count(",") else ","
+    """`;` or `,`: whichever the first line holding either uses more (a title
+    line above the header may hold neither)."""
+    for line in text.split("\n", HEADER_SEARCH_ROWS)[:HEADER_SEARCH_ROWS]:
+        if ";" in line or "," in line:
+            return ";" if line.count(";") > line.count(",") else ","
+    return ","
 
 
-def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None) -> RawCarnet:
+def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
+                    columns: ColumnMap | None = None) -> RawCarnet:
     """Read the `<table>.csv` files whose table is in `tables` (all when None).
 
     Every `.csv` file enters the SHA-256 (hashed in blocks, whatever its size);
@@ -94,8 +105,9 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None) 
             carnet.problems.append(ReadProblem("EC00-01", "unreadable_table", table=table,
                                                params={"table": table, "reason": str(exc)}))
             continue
-        raw, problems = parse_csv_text(table, text, limits)
+        raw, problems = parse_csv_text(table, text, limits, columns)
         if raw is not None:
+            raw.sheet = p.name
             carnet.tables[table] = raw
         carnet.problems.extend(problems)
     return carnet
@@ -106,39 +118,122 @@ def _refused(table: str, kind: str, **params) -> tuple[None, list[ReadProblem]]:
     return None, [ReadProblem("EC00-01", kind, table=table, params={"table": table, **shown})]
 
 
-def parse_csv_text(table: str, text: str,
-                   limits: Limits = DEFAULT_LIMITS) -> tuple[RawTable | None, list[ReadProblem]]:
-    """One table's text → its RawTable, or None and an EC00-01 past a limit."""
+def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
+                   mapping: ColumnMap | None = None) -> tuple[RawTable | None, list[ReadProblem]]:
+    """One table's text → its RawTable, or None and an EC00-01 past a limit.
+
+    The header is found among the first records (title records above it are
+    skipped, row numbers stay the file's own); trailing totals records are
+    left out and listed."""
     delim = sniff_delimiter(text)
     # Every field ends at a delimiter or a line end: a bound on the cells known
     # before parsing, so a hostile file is refused before it fills memory.
     bound = 0 if len(text) < limits.max_cells else text.count(delim) + text.count("\n") + text.count("\r") + 1
     if bound > limits.max_cells:
         return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
-    fast = _parse_with_arrow(table, text, delim, limits)
+    skip, offset, title = _header_offset(table, text, delim, mapping)
+    raw, problems = _parse_table(table, text[offset:], delim, limits, mapping)
+    if skip:
+        problems = [dataclasses.replace(p, row=p.row + skip) if p.row is not None else p for p in problems]
+    if raw is None:
+        return raw, problems
+    if skip:
+        raw.df["_row"] = raw.df["_row"] + skip
+        raw.header_row += skip
+        raw.title_rows = title
+    _leave_out_totals(raw, text, delim)
+    return raw, problems
+
+
+def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int, list[int]]:
+    """(records above the header, the header's character offset, the non-empty ones' row numbers)."""
+    lines = io.StringIO(text, newline="")
+    try:
+        reader = csv.reader(lines, delimiter=delim)
+        records = []
+        for record in reader:
+            records.append(record)
+            if len(records) >= HEADER_SEARCH_ROWS:
+                break
+    except csv.Error:
+        return 0, 0, []
+    found = find_header(table, records, mapping)
+    if found is None or found[0] == 0:
+        return 0, 0, []
+    skip = found[0]
+    # Where the header record starts: after the lines the records above it used.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    for _ in range(skip):
+        next(reader)
+    offset = 0
+    for _, line in zip(range(reader.line_num), io.StringIO(text, newline="")):
+        offset += len(line)
+    title = [i + 1 for i, r in enumerate(records[:skip]) if any(v.strip() for v in r)]
+    return skip, offset, title
+
+
+def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
+    """Trailing totals records: out of the frame, into the reading notes (still rows read)."""
+    if raw.df.empty:
+        return
+    tail = text[-65536:]
+    if len(tail) < len(text):
+        tail = tail.split("\n", 1)[-1] if "\n" in tail else ""
+    try:
+        records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim)
+                   if any(v.strip() for v in r)]
+    except csv.Error:
+        return
+    rows = raw.df["_row"].to_numpy()
+    totals = []
+    for j, record in enumerate(reversed(records[-20:])):
+        first = next((v for v in record if v.strip()), "")
+        if j >= len(rows) or not is_totals_label(first):
+            break
+        totals.append(int(rows[len(rows) - 1 - j]))
+    if totals:
+        raw.df = raw.df[~raw.df["_row"].isin(totals)].reset_index(drop=True)
+        raw.totals_rows = sorted(totals)
+
+
+def _header_keep(table: str, header: list, mapping, problems: list) -> tuple[dict[str, int], list[SourceColumn]]:
+    """The carnet columns of a header record (row 1 of the text parsed) and the notes on them."""
+    match = match_header(table, [("" if v is None else str(v)) for v in header], mapping)
+    by_index = {i: c for c, i in match.keep.items()}
+    for column, indexes in match.ambiguous.items():
+        problems.append(ReadProblem("EC00-01", "ambiguous_column", table=table, row=1, column=column, params={
+            "table": table, "column": column,
+            "sources": ", ".join(f"« {header[i]} » ({column_letter(i)})" for i in indexes)}))
+    named = sorted(set(match.keep.values()) | set(match.ignored) | {i for ix in match.ambiguous.values() for i in ix})
+    notes = [SourceColumn(str(header[i]), column_letter(i), by_index.get(i), match.how.get(by_index.get(i), ""))
+             for i in named]
+    return {**match.keep, **match.extra}, notes
+
+
+def _parse_table(table: str, text: str, delim: str, limits: Limits,
+                 mapping) -> tuple[RawTable | None, list[ReadProblem]]:
+    """The text from the header record on → its RawTable (header = row 1)."""
+    fast = _parse_with_arrow(table, text, delim, limits, mapping)
     if fast is not None:
         return fast
     try:
         df = pd.read_csv(io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
                          na_filter=False, skip_blank_lines=False, engine="c", quoting=csv.QUOTE_MINIMAL)
     except pd.errors.EmptyDataError:
-        df0, _ = frame_from_rows([], [], 2)
+        df0, _ = frame_from_rows({}, [], 2)
         return RawTable(table, df0, rows_read=0), []
     except Exception:   # rows longer than the header, and whatever else the C parser refuses
-        return _parse_with_csv_module(table, text, delim, limits)
+        return _parse_with_csv_module(table, text, delim, limits, mapping)
     if df.empty:
-        df0, _ = frame_from_rows([], [], 2)
+        df0, _ = frame_from_rows({}, [], 2)
         return RawTable(table, df0, rows_read=0), []
     if df.shape[1] > limits.max_columns:
         return _refused(table, "too_many_columns", columns=df.shape[1], limit=limits.max_columns)
     # Vectorised path: header is the first record, source row = record index + 1.
     header = df.iloc[0].tolist()
     body = df.iloc[1:]
-    keep: dict[str, int] = {}
-    for i, name in enumerate(header):
-        canon = canonical_name(name)
-        if canon and canon not in keep:
-            keep[canon] = i
+    problems: list[ReadProblem] = []
+    keep, notes = _header_keep(table, header, mapping, problems)
     out = pd.DataFrame({name: body.iloc[:, i].fillna("").to_numpy(dtype=object) for name, i in keep.items()})
     out["_row"] = (body.index.to_numpy() + 1).astype("int64")
     if len(out):
@@ -147,10 +242,10 @@ def parse_csv_text(table: str, text: str,
         out = out[nonempty].reset_index(drop=True)
     if len(out) > limits.max_rows:
         return _refused(table, "too_many_rows", rows=len(out), limit=limits.max_rows)
-    return RawTable(table, out, rows_read=len(out)), []
+    return RawTable(table, out, rows_read=len(out), source_columns=notes), problems
 
 
-def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
+def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping=None):
     """Fast path (Arrow's multi-threaded CSV reader, columns kept as Arrow
     strings) for the common file: every row as wide as the header. A blank
     line is read as a row of empty cells (so record numbers stay the file's
@@ -177,11 +272,8 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
-    keep: dict[str, int] = {}
-    for i, name in enumerate(header):
-        canon = canonical_name(name)
-        if canon and canon not in keep:
-            keep[canon] = i
+    problems: list[ReadProblem] = []
+    keep, notes = _header_keep(table, header, mapping, problems)
     rows = pa.array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
     picked = pa.table({**{name: tbl.column(i) for name, i in keep.items()}, "_row": rows})
     if tbl.num_rows:
@@ -192,7 +284,7 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits):
         return _refused(table, "too_many_rows", rows=picked.num_rows, limit=limits.max_rows)
     out = picked.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
     out["_row"] = out["_row"].astype("int64")
-    return RawTable(table, out, rows_read=len(out)), []
+    return RawTable(table, out, rows_read=len(out), source_columns=notes), problems
 
 
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
@@ -213,8 +305,8 @@ def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
     return pa.array(keep)
 
 
-def _parse_with_csv_module(table: str, text: str, delim: str,
-                           limits: Limits = DEFAULT_LIMITS) -> tuple[RawTable | None, list[ReadProblem]]:
+def _parse_with_csv_module(table: str, text: str, delim: str, limits: Limits = DEFAULT_LIMITS,
+                           mapping=None) -> tuple[RawTable | None, list[ReadProblem]]:
     """Slow path for files pandas refuses (rows longer than the header)."""
     problems: list[ReadProblem] = []
     try:
@@ -223,7 +315,7 @@ def _parse_with_csv_module(table: str, text: str, delim: str,
         return None, [ReadProblem("EC00-01", "unreadable_table", table=table,
                                   params={"table": table, "reason": str(exc)})]
     if not records:
-        df0, _ = frame_from_rows([], [], 2)
+        df0, _ = frame_from_rows({}, [], 2)
         return RawTable(table, df0), []
     header, rows = records[0], records[1:]
     width = len(header)
@@ -238,7 +330,8 @@ def _parse_with_csv_module(table: str, text: str, delim: str,
             good.append([])  # keeps row numbering; an empty row is skipped below
         else:
             good.append(row)
-    df, _ = frame_from_rows(header, good, first_row=2)
+    keep, notes = _header_keep(table, header, mapping, problems)
+    df, _ = frame_from_rows(keep, good, first_row=2)
     if len(df) + dropped > limits.max_rows:
         return _refused(table, "too_many_rows", rows=len(df) + dropped, limit=limits.max_rows)
-    return RawTable(table, df, rows_read=len(df) + dropped, rows_dropped=dropped), problems
+    return RawTable(table, df, rows_read=len(df) + dropped, rows_dropped=dropped, source_columns=notes), problems

@@ -50,6 +50,16 @@ class RawFormula:
     has_value: bool       # Excel saved its result (used as the cell's value)
 
 
+@dataclass(frozen=True)
+class SourceColumn:
+    """One named column of the source's header, and what the reader made of it."""
+
+    text: str                 # the header cell as written
+    letter: str | None        # its column letter (workbooks; CSV: the field's letter too)
+    column: str | None        # the carnet column it became; None: ignored or ambiguous
+    how: str = ""             # name / variant / mapping ("" when not used)
+
+
 @dataclass
 class RawTable:
     """One table as text. `df` has one str column per canonical source column
@@ -62,36 +72,60 @@ class RawTable:
     rows_dropped: int = 0                    # read but unusable as a row (shape)
     header_row: int = 1
     formulas: list[RawFormula] = field(default_factory=list)
+    sheet: str = ""                          # the sheet, or the file, it was read from
+    source_columns: list[SourceColumn] = field(default_factory=list)
+    title_rows: list[int] = field(default_factory=list)    # non-empty rows above the header
+    totals_rows: list[int] = field(default_factory=list)   # trailing totals rows, left out
+
+    @property
+    def rows_left_out(self) -> int:
+        """Rows read but not data (totals rows): rows_read = audited + rejected + left out."""
+        return len(self.totals_rows)
 
     @property
     def columns(self) -> list[str]:
+        """The source columns of the table (without `_row`)."""
         return [c for c in self.df.columns if c != "_row"]
 
 
 @dataclass
 class RawCarnet:
+    """A carnet as read: text tables with their source rows, before any typing, and what the reader refused."""
+
     path: str
     format: str                               # "xlsx" or "csv"
     sha256: str
     tables: dict[str, RawTable] = field(default_factory=dict)
     problems: list[ReadProblem] = field(default_factory=list)
     unreadable: bool = False
+    columns_file: dict | None = None          # the --columns mapping, echoed (ColumnMap.as_json)
+
+    def reading(self) -> dict:
+        """The reading notes (findings.json `reading`): how each table was understood."""
+        tables = []
+        for name in sorted(self.tables):
+            t = self.tables[name]
+            tables.append({
+                "table": name, "sheet": t.sheet, "header_row": t.header_row,
+                "columns": [{"source": c.text, "letter": c.letter, "column": c.column, "how": c.how or None}
+                            for c in t.source_columns],
+                "title_rows": list(t.title_rows), "totals_rows": list(t.totals_rows),
+                "rows_read": int(t.rows_read), "rows_left_out": t.rows_left_out,
+            })
+        return {"container": self.format, "columns_file": self.columns_file, "tables": tables}
 
 
-def frame_from_rows(header: list, rows: list[list], first_row: int,
+def empty_frame(columns) -> pd.DataFrame:
+    df = pd.DataFrame({name: pd.Series([], dtype=object) for name in columns})
+    df["_row"] = pd.array([], dtype="int64")
+    return df
+
+
+def frame_from_rows(keep: dict[str, int], rows: list[list], first_row: int,
                     keep_rows: set[int] | frozenset = frozenset()) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Build a text frame from a header and data rows.
-
-    Columns are canonicalised; the first of two columns with the same name
-    wins, nameless columns are dropped. Entirely empty rows are skipped (they
-    are not rows of the carnet) unless their source row is in `keep_rows`.
-    Returns the frame and the chosen source index of every kept column.
-    """
-    keep: dict[str, int] = {}
-    for i, name in enumerate(header):
-        canon = canonical_name(name) if name is not None else ""
-        if canon and canon not in keep:
-            keep[canon] = i
+    """Build a text frame from data rows, `keep` giving each carnet column's
+    source index. Entirely empty rows are skipped (they are not rows of the
+    carnet) unless their source row is in `keep_rows`."""
     data = {name: [] for name in keep}
     row_numbers = []
     for offset, row in enumerate(rows):
@@ -107,6 +141,7 @@ def frame_from_rows(header: list, rows: list[list], first_row: int,
 
 
 def sha256_of(parts: list[tuple[str, bytes]]) -> str:
+    """The SHA-256 of a carnet's files (one file: its own digest; a folder: of the names and digests)."""
     h = hashlib.sha256()
     if len(parts) == 1 and parts[0][0] == "":
         h.update(parts[0][1])

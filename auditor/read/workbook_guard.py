@@ -52,6 +52,8 @@ class Refused(Exception):
 
 @dataclass
 class FormulaCell:
+    """A formula cell of a sheet, and whether Excel saved its result."""
+
     row: int            # 1-based, as Excel shows it
     col: int            # 0-based
     has_value: bool     # Excel saved the formula's result
@@ -59,6 +61,8 @@ class FormulaCell:
 
 @dataclass
 class SheetScan:
+    """What one pass over a sheet's XML found: its extent and its formula cells."""
+
     max_row: int = 0                    # 1-based; 0 = no cell
     max_col: int = 0                    # 1-based; 0 = no cell
     formulas: list[FormulaCell] = field(default_factory=list)
@@ -66,6 +70,9 @@ class SheetScan:
 
 @dataclass
 class WorkbookCheck:
+    """What the guard found in a workbook before calamine opens it: the sheets, their scans, and the sheets it
+    refuses."""
+
     sheet_members: dict[str, str]       # sheet name → zip member (as calamine resolves it)
     scans: dict[str, SheetScan]         # sheet name → scan (sheets asked for only)
     refused_sheets: dict[str, Refused]  # sheet name → why it cannot be read
@@ -73,13 +80,14 @@ class WorkbookCheck:
 
 # -- zip -----------------------------------------------------------------------
 
-def _open_zip(data: bytes, limits: Limits) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
+def open_zip(data: bytes, limits: Limits, required: str = "xl/workbook.xml",
+             not_kind: str = "not_xlsx") -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, struct.error,
             NotImplementedError, UnicodeDecodeError):
-        raise Refused("not_xlsx") from None
+        raise Refused(not_kind) from None
     if len(infos) > limits.max_zip_members:
         raise Refused("zip_members", count=len(infos), limit=limits.max_zip_members)
     members: dict[str, zipfile.ZipInfo] = {}
@@ -98,8 +106,8 @@ def _open_zip(data: bytes, limits: Limits) -> tuple[zipfile.ZipFile, dict[str, z
             raise Refused("zip_too_large", member=info.filename, size=size_text(max(info.file_size, total)),
                           limit=size_text(limits.max_unzipped_bytes))
         _check_ratio(info.filename, info.file_size, info.compress_size, limits)
-    if "xl/workbook.xml" not in members:
-        raise Refused("not_xlsx")
+    if required not in members:
+        raise Refused(not_kind)
     return zf, members
 
 
@@ -214,6 +222,7 @@ class PrologReader:
         self.seen = b""
 
     def feed(self, piece: bytes) -> None:
+        """Parse the next piece of the XML, until its root element has been seen."""
         if self.done:
             return
         try:
@@ -233,6 +242,7 @@ class PrologReader:
 
     @property
     def root(self) -> tuple[str, dict] | None:
+        """The root element's name and attributes, once seen (else None)."""
         return self.target.root
 
 
@@ -248,13 +258,13 @@ def check_workbook(data: bytes, wanted, limits: Limits) -> WorkbookCheck:
     Raises Refused for the whole workbook; a sheet that alone is unsafe is
     listed in `refused_sheets` and the other tables are still read.
     """
-    zf, members = _open_zip(data, limits)
+    zf, members = open_zip(data, limits)
     budget = [limits.max_unzipped_bytes]
     parts: dict[str, bytes] = {}
     # The workbook and its relationships first: they say which member is which sheet.
     for key in ("xl/_rels/workbook.xml.rels", "xl/workbook.xml"):
         if key in members:
-            parts[key] = _read_part(data, members[key], limits, budget)
+            parts[key] = read_part(data, members[key], limits, budget)
     sheet_members = _sheet_members(parts)
     wanted_members = {m.lower(): name for name, m in sheet_members.items() if wanted(name)}
     scans: dict[str, SheetScan] = {}
@@ -264,11 +274,11 @@ def check_workbook(data: bytes, wanted, limits: Limits) -> WorkbookCheck:
             continue
         sheet = wanted_members.get(key)
         if sheet is None:
-            prolog = _read_part(data, info, limits, budget, keep=False)
+            prolog = read_part(data, info, limits, budget, keep=False)
             if key == "xl/sharedstrings.xml":
                 _check_shared_strings(prolog, info, limits)
             continue
-        body = _read_part(data, info, limits, budget)
+        body = read_part(data, info, limits, budget)
         try:
             scans[sheet] = scan_sheet(body, limits)
         except Refused as exc:
@@ -276,7 +286,7 @@ def check_workbook(data: bytes, wanted, limits: Limits) -> WorkbookCheck:
     return WorkbookCheck(sheet_members, scans, refused)
 
 
-def _read_part(data: bytes, info: zipfile.ZipInfo, limits: Limits, budget: list[int], keep: bool = True):
+def read_part(data: bytes, info: zipfile.ZipInfo, limits: Limits, budget: list[int], keep: bool = True):
     """Inflate one XML part with every check; its bytes, or (keep=False) its root element."""
     prolog = PrologReader(info.filename)
     pieces = []
@@ -356,13 +366,18 @@ def scan_sheet(body: bytes, limits: Limits) -> SheetScan:
     scan = _scan_plain(body)
     if scan is None:
         scan = _scan_exact(body)
+    check_extent(scan, limits)
+    return scan
+
+
+def check_extent(scan: SheetScan, limits: Limits) -> None:
+    """A sheet's grid (the header row included) against the limits, whatever its container."""
     if scan.max_row > limits.max_rows + 1:
         raise Refused("too_many_rows", rows=scan.max_row - 1, limit=limits.max_rows)
     if scan.max_col > limits.max_columns:
         raise Refused("too_many_columns", columns=scan.max_col, limit=limits.max_columns)
     if scan.max_row * scan.max_col > limits.max_cells:
         raise Refused("too_many_cells", cells=scan.max_row * scan.max_col, limit=limits.max_cells)
-    return scan
 
 
 def _scan_plain(body: bytes) -> SheetScan | None:

@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.model import Severity
 from auditor.money import format_cents
 
@@ -56,6 +56,8 @@ def nice_step(top: int, ticks: int = 4) -> int:
 
 @dataclass
 class Bar:
+    """A rectangle of a chart, in SVG coordinates."""
+
     x: str
     y: str
     w: str
@@ -66,6 +68,8 @@ class Bar:
 
 @dataclass
 class Label:
+    """A text of a chart, in SVG coordinates."""
+
     x: str
     y: str
     text: str
@@ -75,6 +79,8 @@ class Label:
 
 @dataclass
 class Chart:
+    """An SVG chart as the templates draw it: bars, labels and gridlines."""
+
     width: int
     height: int
     bars: list[Bar] = field(default_factory=list)
@@ -128,6 +134,7 @@ def levy_chart(seances: list[int], recorded: dict[int, int], expected: dict[int,
 
 
 def rules_chart(groups, lab: dict) -> Chart | None:
+    """Findings per rule as horizontal bars (None without findings)."""
     if not groups:
         return None
     row_h = 20
@@ -146,6 +153,7 @@ def rules_chart(groups, lab: dict) -> Chart | None:
 
 
 def timeline_chart(result: AuditResult, seances: list[int], top_coup: dict[int, int], lab: dict) -> Chart | None:
+    """Findings along the séances and coups, coloured by their worst severity (None without séances)."""
     if not seances:
         return None
     worst_slot: dict[int, dict[int, Severity]] = defaultdict(dict)

@@ -12,24 +12,31 @@ from __future__ import annotations
 
 import csv
 import io
+from copy import copy
+import re
+import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree.ElementTree import ParseError
 
-from openpyxl import Workbook, load_workbook
-from openpyxl.comments import Comment
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.hyperlink import Hyperlink
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.i18n import labels
 from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
 from auditor.report.view import article_text
-from auditor.report.xlsx_io import FILLS, FORMULA_START, put_text, unique_sheet_title, workbook_bytes
+from auditor.report.xlsx_io import (FILLS, FORMULA_START, MAX_CELL_TEXT, put_text, stamp_from, unique_sheet_title,
+                                    workbook_bytes)
+from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, Package, annotate, sheet_parts
 
 AUTHOR = "ecarte-auditor"
 COMMENT_WIDTH = 360  # points; wide enough for a message on two or three lines
@@ -47,8 +54,10 @@ def write_annotated(result: AuditResult, source_path: str | Path, out_path: str 
                     lang: str | None = None, generated_at: str | None = None) -> Path:
     """Write annotated.xlsx for one audited carnet (see `annotated_bytes`)."""
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(annotated_bytes(result, source_path, lang, generated_at))
+    from auditor.atomic import make_folder, write_atomic
+
+    make_folder(out.parent)
+    write_atomic(out, annotated_bytes(result, source_path, lang, generated_at))
     return out
 
 
@@ -60,23 +69,42 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
     lang: labels of the added sheet and comments (default: the result's; the
     findings' messages are already in the result's language);
     generated_at: the report timestamp (default: SOURCE_DATE_EPOCH or now).
+
+    The carnet's workbook is never loaded: its zip parts are copied and only
+    the comments, fills and the findings sheet are added (xlsx_parts), in
+    time proportional to the findings and the sheets they touch.
     """
     from auditor.report.json_report import generated_at as now
 
     lang = lang or result.lang
     lab = labels(lang)
     source = Path(source_path)
+    stamp = generated_at or now()
+    base, sheets = None, {}
     if result.carnet.unreadable or _refused_by_reader(result):
         # The reader refused it, or one of its sheets (damaged, too large, a zip
         # bomb, a cell a million columns away…): never open it again here.
-        wb, sheets = _empty_workbook(), {}
+        pass
     elif source.is_dir():
-        wb, sheets = _workbook_from_csv(source, set(result.carnet.tables))
+        base, sheets = _workbook_from_csv(source, set(result.carnet.tables))
+    elif result.carnet.source.format != "xlsx":
+        # .ods, .xls, .xlsb: their parts are not OOXML; the carnet is rebuilt
+        # as .xlsx from the values the reader read, at the same cells.
+        base, sheets = _workbook_from_values(source, set(result.carnet.tables))
     else:
-        wb, sheets = _workbook_copy(source)
-    anchors = _annotate(wb, sheets, result.findings, lab, lang)
-    _findings_sheet(wb, result.findings, anchors, lab, lang)
-    return workbook_bytes(wb, generated_at or now())
+        base, sheets = _workbook_copy(source)
+    anchors = [anchor_of(f, sheets) for f in result.findings]
+    findings_wb = Workbook(write_only=True)
+    _findings_sheet(findings_wb, result.findings, anchors, lab, lang)
+    if base is not None:
+        try:
+            return _annotated_parts(base, sheets, result.findings, anchors, findings_wb, lab, lang, stamp)
+        except (NotAnnotatable, zipfile.BadZipFile, KeyError, ValueError, ParseError):
+            # Parts laid out in a way the part editor does not handle: the
+            # list of findings alone, with its links to cells that are not
+            # there, rather than no file (docs/interpretations.md).
+            pass
+    return workbook_bytes(findings_wb, stamp)
 
 
 # EC00-01 kinds that only say something is missing: the file itself is safe to open.
@@ -87,52 +115,61 @@ def _refused_by_reader(result: AuditResult) -> bool:
     return any(code == "EC00-01" and v.kind not in _STRUCTURAL for code, v in result.carnet.problems)
 
 
+def _annotated_parts(base: bytes, sheets: dict[str, SheetMap], findings: list[Finding], anchors, findings_wb,
+                     lab: dict, lang: str, stamp: str) -> bytes:
+    pkg_titles = [s.title for s in sheet_parts(Package(base))[1]]
+    ws = findings_wb.worksheets[0]
+    ws.title = unique_sheet_title(pkg_titles, ws.title)
+    small = zipfile.ZipFile(io.BytesIO(workbook_bytes(findings_wb, stamp)))
+    wb_xml = small.read("xl/workbook.xml")
+    grafted = Grafted(ws.title, small.read("xl/worksheets/sheet1.xml"), small.read("xl/styles.xml"),
+                      re.findall(rb"<definedName\b.*?</definedName>", wb_xml, re.S))
+    moment = stamp_from(stamp)
+    zip_time = (max(moment.year, 1980), moment.month, moment.day, moment.hour, moment.minute, moment.second)
+    return annotate(base, _notes(findings, anchors, lab, lang), grafted, author=AUTHOR, generated_at=stamp,
+                    date_time=zip_time)
+
+
 # -- the carnet as a workbook ---------------------------------------------------
 
-def _workbook_copy(path: Path) -> tuple[Workbook, dict[str, SheetMap]]:
+def _workbook_copy(path: Path) -> tuple[bytes | None, dict[str, SheetMap]]:
     try:
-        wb = load_workbook(path, keep_vba=False, keep_links=False, rich_text=False)
-        cached = load_workbook(path, data_only=True, keep_links=False)
-    except Exception:  # an unreadable carnet (EC00-01) still gets its list of findings
-        return _empty_workbook(), {}
+        data = path.read_bytes()
+        _, parts = sheet_parts(Package(data))
+    except (OSError, NotAnnotatable, zipfile.BadZipFile, KeyError, ValueError, ParseError):
+        return None, {}   # an unreadable carnet (EC00-01) still gets its list of findings
     sheets: dict[str, SheetMap] = {}
-    for ws in wb.worksheets:
-        _drop_formulas(ws, cached[ws.title])
+    for part in parts:
         # Same rule as the reader: the first sheet with a canonical name is the table.
-        sheets.setdefault(canonical_name(ws.title), SheetMap(ws.title, {}))
-    return wb, sheets
+        if part.is_worksheet:
+            sheets.setdefault(canonical_name(part.title), SheetMap(part.title, {}))
+    return data, sheets
 
 
-def _drop_formulas(ws, cached_ws) -> None:
-    """A formula becomes the value Excel last computed (what the auditor read);
-    without one, its text, as plain text, so nothing silently disappears."""
-    for row in ws.iter_rows():
-        for cell in row:
-            if cell.data_type == "s" and isinstance(cell.value, str) and cell.value.startswith(FORMULA_START):
-                cell.quotePrefix = True   # text stays text even when someone edits the cell
-                continue
-            if cell.data_type != "f":
-                continue
-            value = cached_ws[cell.coordinate].value
-            formula = cell.value if isinstance(cell.value, str) else getattr(cell.value, "text", None)
-            if value is None:
-                put_text(cell, formula)
-            elif isinstance(value, str):
-                put_text(cell, value)
-            else:
-                cell.value = value
+def _workbook_from_values(path: Path, tables: set[str]) -> tuple[bytes | None, dict[str, SheetMap]]:
+    """The tables the reader accepted, each sheet's values at their own cells,
+    written row by row with openpyxl's write-only (streaming) writer."""
+    from auditor.read.workbook import sheet_values
+
+    wb = Workbook(write_only=True)
+    sheets: dict[str, SheetMap] = {}
+    for name, rows in sheet_values(path, tables):
+        ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, name))
+        for row in rows:
+            ws.append([_text_cell(ws, v) if isinstance(v, str) else (None if v is None else v) for v in row])
+        sheets.setdefault(canonical_name(name), SheetMap(ws.title, {}))
+    if not sheets:
+        return None, {}
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue(), sheets
 
 
-def _empty_workbook() -> Workbook:
-    wb = Workbook()
-    wb.remove(wb.active)
-    return wb
-
-
-def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[Workbook, dict[str, SheetMap]]:
+def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[bytes, dict[str, SheetMap]]:
     """The tables the reader accepted (a file it refused, too large say, is not
-    read again), each rebuilt from its file as text."""
-    wb = _empty_workbook()
+    read again), each rebuilt from its file as text, row by row with
+    openpyxl's write-only (streaming) writer: no grid of cells is held."""
+    wb = Workbook(write_only=True)
     sheets: dict[str, SheetMap] = {}
     files: dict[str, Path] = {}
     try:
@@ -147,23 +184,48 @@ def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[Workbook, dict[s
     for table, p in sorted(files.items()):
         try:
             text, _ = decode(p.read_bytes())
-            records = list(csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text)))
+            records = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text))
+            header = next(records, None)
         except (OSError, ValueError, csv.Error):
             continue  # the reader reported it (EC00-01); the list of findings says so
         ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, table))
         letters: dict[str, str] = {}
-        # Record i of the file is source row i + 1, as the reader numbers rows.
-        for r, record in enumerate(records, start=1):
-            for c, value in enumerate(record, start=1):
-                if value != "":
-                    put_text(ws.cell(row=r, column=c), value)
-        if records:
-            for c, name in enumerate(records[0]):
-                letters.setdefault(canonical_name(name), column_letter(c))
-                ws.cell(row=1, column=c + 1).font = bold
+        if header is not None:
             ws.freeze_panes = "A2"
+            cells = []
+            for c, name in enumerate(header):
+                letters.setdefault(canonical_name(name), column_letter(c))
+                cell = WriteOnlyCell(ws)
+                if name != "":
+                    put_text(cell, name)
+                cell.font = bold
+                cells.append(cell)
+            ws.append(cells)
+        # Record i of the file is source row i + 1, as the reader numbers rows.
+        try:
+            for record in records:
+                ws.append([_text_cell(ws, v) for v in record])
+        except csv.Error:
+            pass  # the reader reported it; the rows before it are kept
         sheets[table] = SheetMap(ws.title, letters)
-    return wb, sheets
+    if not files:
+        return None, {}
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue(), sheets
+
+
+def _text_cell(ws, value: str | None):
+    """Text as a cell: plain text as it is; text that could read as a
+    formula, or holds characters a workbook cannot, through put_text."""
+    if value is None or value == "":
+        return None
+    value = str(value)
+    if value.startswith(FORMULA_START) or len(value) > MAX_CELL_TEXT or ILLEGAL_CHARACTERS_RE.search(value):
+        cell = WriteOnlyCell(ws)
+        put_text(cell, value)
+        return cell
+    return value
 
 
 # -- annotations -------------------------------------------------------------------
@@ -182,6 +244,7 @@ def anchor_of(f: Finding, sheets: dict[str, SheetMap]) -> tuple[str, str] | None
 
 
 def comment_line(f: Finding, lab: dict, lang: str) -> str:
+    """A finding as the annotated workbook's comment says it."""
     lines = [f"{f.code} ({article_text(f.article, lab)}) — {f.message}"]
     if f.expected is not None and f.found is not None:
         lines.append(lab["xlsx_expected_found"].format(expected=f.expected, found=f.found))
@@ -194,64 +257,66 @@ def comment_line(f: Finding, lab: dict, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _annotate(wb: Workbook, sheets: dict[str, SheetMap], findings: list[Finding], lab: dict,
-              lang: str) -> list[tuple[str, str] | None]:
-    anchors = [anchor_of(f, sheets) for f in findings]
-    notes: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+def _notes(findings: list[Finding], anchors, lab: dict, lang: str) -> dict[str, dict[str, Note]]:
+    """Sheet title → cell → its comment and fill. Several findings on one cell
+    share one comment, in the findings' order; the fill is the worst severity's."""
+    found: dict[tuple[str, str], list[Finding]] = defaultdict(list)
     for f, where in zip(findings, anchors):
         if where is not None:
-            notes[where].append(f)
-    # Several findings on one cell share one comment, in the findings' order.
-    for (title, ref), found in notes.items():
-        cell = wb[title][ref]
-        text = "\n\n".join(comment_line(f, lab, lang) for f in found)
-        if cell.comment is not None and cell.comment.author != AUTHOR:
-            text = f"{cell.comment.text}\n\n{text}"   # the clerk's own note stays first
+            found[where].append(f)
+    notes: dict[str, dict[str, Note]] = defaultdict(dict)
+    for (title, ref), group in found.items():
+        text = "\n\n".join(comment_line(f, lab, lang) for f in group)
         lines = text.count("\n") + 1 + len(text) // 60
-        cell.comment = Comment(text[:32000], AUTHOR, width=COMMENT_WIDTH, height=min(16 * lines + 20, 600))
-        cell.fill = FILLS[max(f.severity for f in found).label]
-    return anchors
+        notes[title][ref] = Note(text, COMMENT_WIDTH, min(16 * lines + 20, 600),
+                                 max(f.severity for f in group).label)
+    return dict(notes)
 
 
 def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, lang: str) -> None:
-    ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, lab["xlsx_findings_sheet"]), 0)
-    wb.active = 0
-    for other in wb.worksheets[1:]:
-        other.sheet_view.tabSelected = False
+    """The list of findings, written row by row (`wb` is a write-only
+    workbook): its cost is that of the findings, cell styles shared."""
+    ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, lab["xlsx_findings_sheet"]))
+    ws.sheet_view.tabSelected = True
     head = ["xlsx_col_no", "rule", "severity", "article", "seance", "coup", "rang", "message", "xlsx_col_table",
             "xlsx_col_row", "xlsx_col_column", "cell", "expected", "found", "impact"]
     widths = [6, 10, 11, 14, 8, 7, 6, 70, 12, 7, 14, 16, 16, 16, 14]
     bold = Font(bold=True)
     link = Font(color="FF0563C1", underline="single")
-    for c, (key, width) in enumerate(zip(head, widths), start=1):
-        cell = ws.cell(row=1, column=c)
-        put_text(cell, lab[key].capitalize())
-        cell.font = bold
+    for c, width in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(c)].width = width
-    for i, (f, where) in enumerate(zip(findings, anchors), start=1):
-        r = i + 1
-        ws.cell(row=r, column=1, value=i)
-        put_text(ws.cell(row=r, column=2), f.code)
-        sev = ws.cell(row=r, column=3)
-        put_text(sev, lab[f.severity.label])
-        sev.fill = FILLS[f.severity.label]
-        put_text(ws.cell(row=r, column=4), article_text(f.article, lab))
-        for c, value in ((5, f.seance), (6, f.coup), (7, f.rang), (10, f.row)):
-            if value is not None:
-                ws.cell(row=r, column=c, value=int(value))
-        put_text(ws.cell(row=r, column=8), f.message)
-        put_text(ws.cell(row=r, column=9), f.table)
-        put_text(ws.cell(row=r, column=11), f.column)
-        if where is not None:
-            title, ref = where
-            target = ws.cell(row=r, column=12)
-            put_text(target, f"{title}!{ref}")
-            quoted = title.replace("'", "''")
-            target.hyperlink = Hyperlink(ref=target.coordinate, location=f"'{quoted}'!{ref}")
-            target.font = link
-        put_text(ws.cell(row=r, column=13), f.expected)
-        put_text(ws.cell(row=r, column=14), f.found)
-        if f.impact_cents:
-            put_text(ws.cell(row=r, column=15), format_cents(f.impact_cents, lang))
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(head))}{len(findings) + 1}"
+    header = []
+    for key in head:
+        cell = WriteOnlyCell(ws)
+        put_text(cell, lab[key].capitalize())
+        cell.font = bold
+        header.append(cell)
+    ws.append(header)
+    fills = {}
+    for label, fill in FILLS.items():   # one style per severity, copied onto each row's cell
+        model = WriteOnlyCell(ws)
+        model.fill = fill
+        fills[label] = model._style
+
+    def number(value):
+        return None if value is None else int(value)
+
+    for i, (f, where) in enumerate(zip(findings, anchors), start=1):
+        target = None
+        if where is not None:
+            title, ref = where
+            target = WriteOnlyCell(ws)
+            put_text(target, f"{title}!{ref}")
+            quoted = title.replace("'", "''")
+            target.hyperlink = Hyperlink(ref=f"L{i + 1}", location=f"'{quoted}'!{ref}")
+            target.font = link
+        sev = WriteOnlyCell(ws)
+        sev._style = copy(fills[f.severity.label])
+        put_text(sev, lab[f.severity.label])
+        ws.append([i, _text_cell(ws, f.code), sev, _text_cell(ws, article_text(f.article, lab)),
+                   number(f.seance), number(f.coup), number(f.rang), _text_cell(ws, f.message),
+                   _text_cell(ws, f.table), number(f.row), _text_cell(ws, f.column), target,
+                   _text_cell(ws, f.expected), _text_cell(ws, f.found),
+                   _text_cell(ws, format_cents(f.impact_cents, lang)) if f.impact_cents else None])

@@ -8,12 +8,13 @@ from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
 
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.money import format_cents
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
+    """The jinja2 environment of the report templates (autoescaped, strict)."""
     env = Environment(loader=PackageLoader("auditor", "templates"),
                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -33,15 +34,20 @@ def _cents(context, cents) -> str:
 
 
 def render(template: str, view: dict) -> str:
+    """Render template `template` with `view`."""
     return environment().get_template(template).render(**view)
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,
-                  findings_file: str | None = "findings.json") -> str:
-    """report.html for one audited carnet (language: the result's)."""
+                  findings_file: str | None = "findings.json", series=None) -> str:
+    """report.html for one audited carnet (language: the result's); `series`:
+    the findings against a baseline and their reviews (auditor/series.py)."""
+    from auditor.report.series_view import report_part
     from auditor.report.view import report_view
 
-    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file))
+    view = report_view(result, source_path, generated_at, findings_file)
+    view["series"] = report_part(result, series) if series is not None and series.any() else None
+    return render("report.html.j2", view)
 
 
 def render_index(summary_doc: dict, lang: str) -> str:

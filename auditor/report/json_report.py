@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from auditor import __version__
 from auditor.catalogue import Profile
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 
 
 def generated_at() -> str:
@@ -40,8 +40,11 @@ def findings_document(result: AuditResult, profile: Profile, source_path: str, a
         "summary": result.summary,
         "rules": rules,
         "findings": [f.as_json() for f in result.findings],
+        # How the source was understood: not findings, no rule code (outputs.md v1.1).
+        "reading": result.carnet.reading,
     }
 
 
 def dumps(document: dict) -> str:
+    """A JSON document as the outputs write it (UTF-8 text, indented, newline at the end)."""
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"

@@ -36,6 +36,8 @@ WIDTHS = {"date": 12, "amount": 12, "int": 9, "text": 24, "enum": 13}
 
 @dataclass(frozen=True)
 class ColumnSpec:
+    """One column of the blank template: its table, header, kind, and what it allows."""
+
     table: str
     name: str                 # the source column name, as the header must read
     kind: str                 # int / amount / date / text / enum
@@ -107,15 +109,18 @@ def _validation(col: ColumnSpec, lab: dict, ticket_values: list[str], message: s
     return dv
 
 
+def template_inputs(lang: str, profile: Profile | None = None) -> tuple[dict, list[str], dict[str, list[ColumnSpec]]]:
+    """What every template writer (.xlsx, .ods) shows: labels, ticket values, tables."""
+    lab = labels(lang)
+    return lab, _ticket_values(profile or load_profile()), template_columns()
+
+
 def write_blank_template(path: str | Path, lang: str = "fr", profile: Profile | None = None,
                          generated_at: str | None = None) -> Path:
     """Write the empty carnet workbook at `path` (labels in `lang`)."""
     from auditor.report.json_report import generated_at as now
 
-    lab = labels(lang)
-    profile = profile or load_profile()
-    values = _ticket_values(profile)
-    tables = template_columns()
+    lab, values, tables = template_inputs(lang, profile)
     wb = Workbook()
     guide = wb.active
     guide.title = lab["tpl_sheet_instructions"][:31]

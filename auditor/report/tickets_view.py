@@ -2,7 +2,7 @@
 series drawn book by book with its marks, and what the casino owes for the
 tickets missing from it.
 
-The picture reads the ticket ledger the rules share (`auditor/checks/tickets.py`):
+The picture reads the ticket ledger the rules share (`auditor/tickets/`):
 used numbers, the stretches EC83-01 reports missing, the numbers EC82-03 reports
 detached twice, the numbers EC561-01 reports outside every registered book. It
 never decides anything of its own: a mark is drawn where a rule's definition
@@ -22,8 +22,10 @@ import numpy as np
 import pandas as pd
 
 from auditor.catalogue import Profile, load_profile
-from auditor.checks.tickets import NA_INT, TicketLedger, ledger, merge, overlaps
-from auditor.engine import AuditResult
+from auditor.tickets import intervals
+from auditor.tickets.intervals import merge, merge_grouped
+from auditor.tickets.ledger import NA_INT, TicketLedger, ledger
+from auditor.model import AuditResult
 from auditor.model import Status
 from auditor.money import format_cents
 from auditor.report.charts import WIDTH, Bar, Chart, Label, _n
@@ -65,6 +67,8 @@ class TicketValue:
 
 @dataclass
 class TicketSection:
+    """The report's ticket section: one row and picture per ticket value, and what the casino owes."""
+
     checked: bool            # the tickets table was read (EC83-01 checked)
     reason: str              # why not, when not
     series: list[TicketValue]
@@ -99,34 +103,15 @@ def _seance_spans(led: TicketLedger) -> pd.DataFrame:
     """Used numbers per séance as merged key intervals (seance, s, e), sorted by s:
     what one séance detached, drawn in one shade."""
     r = led.runs
-    if r.empty:
-        return pd.DataFrame({"seance": np.array([], dtype=np.int64), "s": np.array([], dtype=np.int64),
-                             "e": np.array([], dtype=np.int64)})
-    d = pd.DataFrame({"seance": r["seance"].to_numpy(), "s": r["ks"].to_numpy(), "e": r["ke"].to_numpy()})
-    d = d.sort_values(["seance", "s", "e"], kind="stable").reset_index(drop=True)
-    reach = d.groupby("seance", sort=False)["e"].cummax().to_numpy()
-    seance, s = d["seance"].to_numpy(), d["s"].to_numpy()
-    new = np.r_[True, (seance[1:] != seance[:-1]) | (s[1:] > reach[:-1] + 1)]
-    first = np.flatnonzero(new)
-    out = pd.DataFrame({"seance": seance[first], "s": s[first], "e": np.maximum.reduceat(reach, first)})
-    return out.sort_values(["s", "seance"], kind="stable").reset_index(drop=True)
-
-
-def _pieces(xs: np.ndarray, xe: np.ndarray, bs: np.ndarray, be: np.ndarray):
-    """Intervals x cut at the rows b (sorted by start, ends never decreasing, as
-    books and blocks of one size are): index in x, index in b, start, end."""
-    if len(xs) == 0 or len(bs) == 0:
-        z = np.array([], dtype=np.int64)
-        return z, z, z, z
-    i, j, s, e = overlaps(xs, xe, bs, be)
-    return i, j, s, e
+    seance, s, e = merge_grouped(r["seance"].to_numpy(), r["ks"].to_numpy(), r["ke"].to_numpy())
+    return pd.DataFrame({"seance": seance, "s": s, "e": e})
 
 
 def _cut(xs, xe, seance, bs, be, rows):
     """Intervals x cut at the rows selected by the mask `rows`: row index, start,
     end, and the séance of each piece (0 when `seance` is None)."""
     sel = np.flatnonzero(rows)
-    i, j, s, e = _pieces(np.asarray(xs, dtype=np.int64), np.asarray(xe, dtype=np.int64), bs[sel], be[sel])
+    i, j, s, e = intervals.pieces(np.asarray(xs, dtype=np.int64), np.asarray(xe, dtype=np.int64), bs[sel], be[sel])
     return sel[j], s, e, (np.asarray(seance, dtype=np.int64)[i] if seance is not None else np.zeros(len(i), np.int64))
 
 
@@ -210,7 +195,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     else:
         bs, be = led.aligned_blocks(us, ue)
     xs, xe = led.aligned_blocks(os_, oe)
-    out_spans = _pieces(spans["s"].to_numpy(), spans["e"].to_numpy(), os_, oe)
+    out_spans = intervals.pieces(spans["s"].to_numpy(), spans["e"].to_numpy(), os_, oe)
     total_missing = 0
     for vid, valeur in enumerate(led.values.tolist()):
         lo, hi = vid * led.stride, (vid + 1) * led.stride
@@ -280,7 +265,7 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
            "used": _cut(*used, None, bs, be, books_rows),
            "missing": _cut(*missing, None, bs, be, books_rows)}
     cut["outside"] = _cut(*outside, None, bs, be, out_rows)
-    _, _, dos, doe = _pieces(dups[0], dups[1], outside[0], outside[1])
+    _, _, dos, doe = intervals.pieces(dups[0], dups[1], outside[0], outside[1])
     cut["dup"] = tuple(np.concatenate(p) for p in zip(_cut(*dups, None, bs, be, books_rows),
                                                      _cut(dos, doe, None, bs, be, out_rows)))
     # Tickets drawn in a row: used numbers of the book, or the out-of-register numbers of the block.

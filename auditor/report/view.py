@@ -15,12 +15,12 @@ import pandas as pd
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
-from auditor.chouette import run_stories
-from auditor.engine import AuditResult
+from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
+from auditor.report.chouette_runs import run_stories
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
@@ -40,6 +40,8 @@ NO_SEANCE = "-"
 
 @dataclass(frozen=True)
 class RuleRow:
+    """One rule of the report's rule table."""
+
     code: str
     article: str
     severity: str          # error / warning / info (CSS class, filter value)
@@ -54,6 +56,8 @@ class RuleRow:
 
 @dataclass(frozen=True)
 class FindingRow:
+    """One finding as the report's tables show it."""
+
     code: str
     severity: str
     severity_text: str
@@ -72,6 +76,8 @@ class FindingRow:
 
 @dataclass
 class RuleGroup:
+    """The findings of one rule, as the report groups them."""
+
     code: str
     article: str
     severity: str
@@ -87,6 +93,8 @@ class RuleGroup:
 
 @dataclass
 class SeanceGroup:
+    """The findings of one séance, as the report groups them."""
+
     key: str
     label: str
     date: str
@@ -98,7 +106,10 @@ class SeanceGroup:
     rules: list[tuple[str, int]] = field(default_factory=list)
 
 
+from auditor.report.reading_view import reading_section
+
 def verdict(result: AuditResult) -> str:
+    """The carnet's verdict: unreadable, ok (nothing above info), or the worst severity found."""
     if result.carnet.unreadable:
         return "unreadable"
     worst = result.worst()
@@ -112,6 +123,7 @@ def _s(v) -> str:
 
 
 def clip(text: str | None, limit: int = MAX_TEXT) -> str:
+    """`text` cut to `limit` characters, with an ellipsis when it was longer."""
     text = _s(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -132,6 +144,7 @@ def _seance_key(f: Finding) -> str:
 
 
 def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
+    """A finding as the report's tables show it."""
     return FindingRow(
         code=f.code, severity=f.severity.label, severity_text=lab[f.severity.label], article=f.article,
         message=clip(f.message), seance=_s(f.seance), coup=_s(f.coup), rang=_s(f.rang),
@@ -332,6 +345,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         "tickets": tickets_view.tickets_section(result, lab, lang),
         "tool_version": __version__, "generated_at": generated_at,
         **_chouette_runs(result, lab, lang),
+        "reading": reading_section(result, lab),
     }
 
 

@@ -61,9 +61,12 @@ def stamp_from(generated_at: str) -> datetime:
 
 
 def save_deterministic(wb, path: Path, generated_at: str) -> Path:
+    """Write the workbook to `path`, stamped `generated_at` (byte-identical for the same input)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(workbook_bytes(wb, generated_at))
+    from auditor.atomic import make_folder, write_atomic
+
+    make_folder(path.parent)
+    write_atomic(path, workbook_bytes(wb, generated_at))
     return path
 
 

@@ -172,7 +172,7 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         path = Path(text).expanduser()
         if not path.exists():
             return error(400, "errors.folder_missing", lang, folder=text)
-        from auditor.pipeline import plan
+        from auditor.batch.plan import plan
 
         if not plan([path]):
             return error(400, "errors.folder_empty", lang, folder=text)

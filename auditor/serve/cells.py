@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from auditor.limits import Limits
-from auditor.pipeline import CarnetJob
+from auditor.batch.plan import CarnetJob
 from auditor.read import read_carnet
 from auditor.serve.labels import page_labels
 

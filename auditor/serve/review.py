@@ -11,7 +11,7 @@ from pathlib import Path
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
-from auditor.pipeline import carnet_id
+from auditor.batch.plan import carnet_id
 from auditor.reviews import STATUS_TEXT, STATUSES, ReviewError, latest, load_reviews, record_review
 from auditor.serve.labels import page_label
 

@@ -16,12 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.audit import audit
 from auditor.batch import Options, run_batch
+from auditor.batch.plan import CarnetJob, plan
 from auditor.catalogue import load_profile
-from auditor.engine import audit
 from auditor.limits import Limits
 from auditor.normalise import normalise
-from auditor.pipeline import CarnetJob, plan, render_outputs, write_batch
+from auditor.render import render_outputs, write_batch
 from auditor.read import RawCarnet, table_names
 from auditor.serve.uploads import Staged, stage
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from auditor.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
 
 # The texts a hostile clerk (or casino) could type in a cell: markup for the
 # HTML report, formula starters for Excel and CSV consumers.

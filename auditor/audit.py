@@ -1,0 +1,278 @@
+"""Audit one carnet: read → normalise → check (the derived facts are computed
+on first use, once) → findings, rule statuses and the summary.
+
+`audit_path` takes a carnet's path and never raises for a bad carnet (an
+unreadable one, or a defect of ours, is an EC00-01 finding); `audit` runs
+every catalogue rule over a normalised carnet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from auditor.carnet import Carnet, Source
+from auditor.catalogue import Profile, RuleMeta, load_catalogue
+from auditor.derived.levy import levy_totals
+from auditor.fingerprint import assign as assign_fingerprints, seance_dates
+from auditor.frames import eq
+from auditor.i18n import format_day, label
+from auditor.limits import Limits
+from auditor.model import (AuditResult, BatchCarnet, Cents, Day, Finding, RuleStatus, Severity, Status,
+                           Violation, sort_findings)
+from auditor.money import format_cents
+from auditor.normalise import normalise
+from auditor.read import read_carnet
+from auditor.registry import registered, registered_batch
+
+REJECTING_CODES = ("EC00-02", "EC00-03")
+
+
+def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
+               limits: Limits | None = None, columns=None) -> AuditResult:
+    """Read, normalise and audit the carnet at `path` (a workbook or a CSV
+    folder). A carnet that cannot be read gives its EC00-01 finding; an error
+    of the auditor itself too, unless `debug` (then it is raised).
+    `columns`: the user's mapping file (auditor.read.ColumnMap), if any.
+    """
+    # Each rule's own defect is that rule's `not_checked` (see `audit`); only a
+    # defect of the reader or the normaliser leaves the carnet unaudited.
+    try:
+        carnet = normalise(read_carnet(path, limits, columns))
+    except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
+        if debug:
+            raise
+        carnet = Carnet(Source(str(path), "", container_of(path)), unreadable=True)
+        carnet.problems.append(("EC00-01", Violation(kind="unreadable", params={
+            "reason": internal_error(exc, lang)})))
+    return audit(carnet, profile, lang, debug=debug)
+
+
+def container_of(path: Path) -> str:
+    """The source format findings.json names for a carnet at `path`: the
+    workbook's container (xlsx, ods, xls …), or csv for a folder."""
+    from auditor.read.workbook import SUFFIXES
+
+    return SUFFIXES.get(path.suffix.lower(), "xlsx") if path.is_file() else "csv"
+
+
+def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str) -> Finding:
+    """A check's violation as a finding: severity and article from the
+    catalogue, the message in `lang`, the source column and cell from the
+    carnet (none for a check over a batch, `carnet` None)."""
+    table = carnet.tables.get(v.table) if v.table and carnet is not None else None
+    column = table.source_column(v.column) if table else v.column
+    cell = table.cell(v.column, v.row) if table else None
+    params = {"seance": v.seance, "coup": v.coup, "rang": v.rang, "table": v.table, "column": column}
+    for key, value in v.params.items():
+        if key.endswith("_cents"):
+            params[key[:-6]] = format_cents(value, lang)
+        params[key] = format_day(value, lang) if isinstance(value, Day) else value
+    expected, found = _shown(v.expected, lang), _shown(v.found, lang)
+    params.setdefault("expected", expected)
+    params.setdefault("found", found)
+    return Finding(
+        code=meta.code, severity=meta.severity, article=meta.article,
+        message=meta.message(v.kind, lang).format(**params),
+        table=v.table, row=v.row, column=column, cell=cell,
+        seance=v.seance, coup=v.coup, rang=v.rang,
+        expected=expected, found=found, impact_cents=int(v.impact_cents), field=v.column,
+    )
+
+
+def _shown(value, lang: str) -> str | None:
+    if isinstance(value, Cents):
+        return format_cents(int(value), lang)
+    if isinstance(value, Day):
+        return format_day(value, lang)
+    return None if value is None else str(value)
+
+
+def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:
+    """Run every catalogue rule over a normalised carnet: findings in the spec's order, the status of each rule
+    (checked, or why not), the summary. A rule runs only when each table and column it declares is there; a rule
+    that raises is that rule's `not_checked` (internal error, with the exception's type) and the others still run.
+    `debug` lets the exception through instead (tests and the fuzzer)."""
+    catalogue = load_catalogue()
+    checks = registered()
+    findings: list[Finding] = []
+    statuses: list[RuleStatus] = []
+    notes: dict[str, str] = {}
+    n_chouette = _count_coups(carnet, "chouette")
+    for code, meta in catalogue.items():
+        spec = checks.get(code)
+        if meta.retired:
+            continue
+        if spec is None:
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("not_implemented", lang)))
+            continue
+        if carnet.unreadable and code != "EC00-01":
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("carnet_unreadable", lang)))
+            continue
+        missing = missing_needs(carnet, spec.required(carnet.tables))
+        if missing:
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED,
+                                       reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
+            continue
+        try:
+            got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]
+        except Exception as exc:  # one rule's defect must not take the carnet's other rules with it
+            if debug:
+                raise
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=internal_error(exc, lang)))
+            continue
+        findings.extend(got)
+        statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
+        if "chouette" in spec.passes_over and n_chouette:
+            notes[code] = label("chouette_passed_over", lang).format(n=n_chouette)
+    findings = assign_fingerprints(sort_findings(findings), carnet.cover, seance_dates(carnet))
+    checked = {r.code for r in statuses if r.status is Status.CHECKED}
+    return AuditResult(carnet, findings, statuses, _summary(carnet, profile, findings, checked), lang, notes,
+                       profile)
+
+
+def missing_needs(carnet: Carnet, needs: tuple[str, ...]) -> list[str]:
+    """The needs the carnet lacks, as the reason names them: `coups.gagnant`,
+    or the table alone when the whole table is absent."""
+    out: list[str] = []
+    for need in needs:
+        table = need.partition(".")[0]
+        item = table if table not in carnet.tables else need
+        if not carnet.has(need) and item not in out:
+            out.append(item)
+    return out
+
+
+def internal_error(exc: BaseException, lang: str) -> str:
+    """An auditor defect as the reports show it: the exception's type and message."""
+    return label("internal_error", lang).format(error=f"{type(exc).__name__}: {exc}")[:300]
+
+
+def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr") -> list[tuple[Finding, Violation]]:
+    """Every check over a batch (catalogue order) → its findings, each with the
+    violation it comes from (which names the carnets involved), in the order
+    the checks give them."""
+    catalogue = load_catalogue()
+    checks = registered_batch()
+    out: list[tuple[Finding, Violation]] = []
+    for code, meta in catalogue.items():
+        spec = checks.get(code)
+        if spec is None or meta.retired:
+            continue
+        out += [(make_finding(meta, v, None, lang), v) for v in spec.func(batch, profile)]
+    return out
+
+
+def _count_coups(carnet: Carnet, kind: str) -> int:
+    if "coups" not in carnet.tables:
+        return 0
+    return int(eq(carnet.df("coups")["type"], kind).sum())
+
+
+def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:
+    by = {s: 0 for s in Severity}
+    for f in findings:
+        by[f.severity] += 1
+    tables = row_accounting(carnet, findings)
+    rejected = sum(t["rejected"] for t in tables.values())
+    rows_read = sum(t.rows_read for t in carnet.tables.values())
+    # The levy totals are the levy rules' own figures: shown when both rules ran.
+    ready = {"EC66-01", "EC66-02"} <= checked and _levy_ready(carnet)
+    expected, recorded = levy_totals(carnet, profile) if ready else (0, 0)
+
+    def n(table):
+        return len(carnet.tables[table].df) if table in carnet.tables else 0
+
+    seances = n("seances")
+    return {
+        "errors": by[Severity.ERROR], "warnings": by[Severity.WARNING], "info": by[Severity.INFO],
+        "seances": seances, "coups": n("coups"), "mises": n("mises"), "tickets": n("tickets"),
+        "rows_read": rows_read, "rows_rejected": rejected,
+        "rows_left_out": sum(t["left_out"] for t in tables.values()),
+        "levy_expected_cents": int(expected), "levy_recorded_cents": int(recorded),
+        "impact_cents": total_at_stake(findings),
+        "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
+        "tables": tables,
+    }
+
+
+# A lost ticket is both a levy without its tickets (EC661-01) and a number missing
+# from its value's series (EC83-01): the same cents, told twice.
+SAME_LOSS = ("EC661-01", "EC83-01")
+
+
+def total_at_stake(findings: list[Finding]) -> int:
+    """The money at stake, each cent once: the positive impacts of the
+    findings, except that per séance the levy recorded without its tickets
+    (EC661-01) and the tickets missing from the series (EC83-01) count as the
+    larger of the two, not both (docs/interpretations.md, "Money at stake")."""
+    total = 0
+    per_seance: dict[object, list[int]] = {}
+    for f in findings:
+        if f.impact_cents <= 0:
+            continue
+        if f.code in SAME_LOSS:
+            per_seance.setdefault(f.seance, [0, 0])[SAME_LOSS.index(f.code)] += f.impact_cents
+        else:
+            total += f.impact_cents
+    return int(total + sum(max(pair) for pair in per_seance.values()))
+
+
+def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
+    """Per table: rows read = rows audited + rows rejected + rows left out
+    (totals rows under the data), and why rows were rejected.
+
+    A row is rejected when it has an EC00-02 or EC00-03 finding (a bad cell,
+    a row the reader could not shape, an orphan), or an EC00-01 located on
+    one of its data rows (a second cover row). `rejected_by` counts the
+    distinct rows per code; the findings themselves give each row's reason.
+    Workbook formula cells whose saved value was used are listed per column
+    as cell ranges (`F2:F40`).
+    """
+    data_rows = {name: set(t.df["_row"].tolist()) for name, t in carnet.tables.items()}
+    by_row: dict[tuple[str, int], set[str]] = {}
+    for f in findings:
+        if not f.table or f.row is None:
+            continue
+        if f.code in REJECTING_CODES or (f.code == "EC00-01" and f.row in data_rows.get(f.table, ())):
+            by_row.setdefault((f.table, f.row), set()).add(f.code)
+    out: dict[str, dict] = {}
+    for name in sorted(carnet.tables):
+        t = carnet.tables[name]
+        rows = {row: codes for (table, row), codes in by_row.items() if table == name}
+        reasons: dict[str, int] = {}
+        for codes in rows.values():
+            for code in codes:
+                reasons[code] = reasons.get(code, 0) + 1
+        left_out = int(getattr(t, "rows_left_out", 0))
+        out[name] = {"read": int(t.rows_read), "audited": int(t.rows_read) - len(rows) - left_out,
+                     "rejected": len(rows), "left_out": left_out,
+                     "rejected_by": dict(sorted(reasons.items())),
+                     "formulas": _formula_ranges(getattr(t, "formulas", ()))}
+    return out
+
+
+def _formula_ranges(formulas) -> dict[str, list[str]]:
+    """Formula cells per column, consecutive rows merged: {"total_a": ["F2:F40"]}."""
+    by_column: dict[str, list] = {}
+    for f in formulas:
+        by_column.setdefault(f.column, []).append((f.row, f.cell[: len(f.cell) - len(str(f.row))]))
+    out: dict[str, list[str]] = {}
+    for column in sorted(by_column):
+        runs: list[str] = []
+        cells = sorted(set(by_column[column]))
+        start = prev = cells[0]
+        for cur in cells[1:] + [None]:
+            if cur is not None and cur[0] == prev[0] + 1 and cur[1] == prev[1]:
+                prev = cur
+                continue
+            first, last = f"{start[1]}{start[0]}", f"{prev[1]}{prev[0]}"
+            runs.append(first if first == last else f"{first}:{last}")
+            if cur is not None:
+                start = prev = cur
+        out[column] = runs
+    return out
+
+
+def _levy_ready(carnet: Carnet) -> bool:
+    return all(carnet.has(n) for n in ("coups", "mises"))

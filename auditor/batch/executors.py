@@ -1,0 +1,131 @@
+"""Where the carnets of a batch are audited: in this process, in a pool of
+local processes (`pool.py`), or on a Dask cluster. Every carnet goes through one picklable
+function, `run_job`, which audits it and returns its rendered files instead of
+writing them: the client writes, so every executor gives byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Iterator
+
+from auditor.audit import audit_path
+from auditor.batch.plan import CarnetJob, JobOutput, Options
+from auditor.catalogue import load_profile
+from auditor.errors import UsageError
+from auditor.limits import MB, size_text
+from auditor.render import render_outputs
+from auditor.tickets.ledger import carnet_runs
+
+
+def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False) -> JobOutput:
+    """Audit one carnet and render its outputs (runs in a worker)."""
+    from auditor import series
+    from auditor.fingerprint import seance_dates
+
+    _test_fault(job, retry)
+    profile = load_profile()
+    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
+                        columns=options.columns)
+    view = series.apply(result.findings, job.context)
+    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at, view)
+    # Justified and false-positive findings never set the exit status; with
+    # --fail-on-new, only new findings do.
+    worst = series.worst(result.findings, view, options.fail_on_new)
+    rows = series.history_rows(result.findings, view, seance_dates(result.carnet))
+    return JobOutput(index, entry, files, carnet_runs(result.carnet), None if worst is None else int(worst),
+                     history=rows)
+
+
+def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> JobOutput:
+    """The carnet's outputs when its audit could not finish (its process was
+    killed, or it went past a bound): one EC00-01 that says why and how large
+    the carnet is."""
+    from auditor.audit import audit, container_of
+    from auditor.batch.cache import fingerprint
+    from auditor.carnet import Carnet, Source
+    from auditor.model import Violation
+
+    profile = load_profile()
+    try:
+        sha, size = fingerprint(job.path), carnet_size(job.path)
+    except OSError:
+        sha, size = "", 0
+    carnet = Carnet(Source(str(job.path), sha, container_of(job.path)), unreadable=True)
+    carnet.problems.append(("EC00-01", Violation(kind=kind, params={**params, "size": size_text(size)})))
+    result = audit(carnet, profile, options.lang)
+    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
+    worst = result.worst()
+    return JobOutput(index, entry, files, [], None if worst is None else int(worst), fault=kind)
+
+
+def carnet_size(path: Path) -> int:
+    """Bytes on disk: the workbook, or the CSV files of the folder."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
+    return path.stat().st_size
+
+
+TEST_FAULT_ENV = "_ECARTE_AUDIT_TEST_FAULT"
+
+
+def _test_fault(job: CarnetJob, retry: bool) -> None:
+    """Test-only: make the audit of one named carnet behave as a huge or broken
+    one would (`action:NAME[:ARG]`, comma-separated; NAME is the carnet's file or
+    folder name). Only the fault tests set the variable.
+
+    sleep:NAME:S      sleep S seconds          stall:NAME:S   the same, first try only
+    kill:NAME         SIGKILL its own process  alloc:NAME:MB  hold MB of memory
+    sleep-masked / alloc-masked: the same with the guard's signal blocked
+    (an audit stuck in native code)
+    """
+    spec = os.environ.get(TEST_FAULT_ENV)
+    if not spec:
+        return
+    for item in spec.split(","):
+        action, _, rest = item.partition(":")
+        name, _, arg = rest.partition(":")
+        if name != job.path.name:
+            continue
+        if action.endswith("-masked"):
+            action = action[:-len("-masked")]
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGUSR1})
+        if action == "sleep" or (action == "stall" and not retry):
+            time.sleep(float(arg))
+        elif action == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        elif action == "alloc":
+            held = []
+            for _ in range(int(arg) // 8):
+                held.append(b"\1" * (8 * MB))  # written, so resident
+
+
+def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) -> Iterator[JobOutput]:
+    try:
+        from dask.distributed import Client, as_completed as dask_completed
+        from distributed.scheduler import KilledWorker
+    except ImportError:
+        raise UsageError("--scheduler needs dask.distributed: pip install 'ecarte-auditor[cluster]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        # A worker lost mid-run is the scheduler's to survive: it gives the
+        # carnet to another worker, and past `distributed.scheduler.allowed-failures`
+        # tries it gives up with KilledWorker, which is that carnet's EC00-01.
+        held, futures = {}, []
+        for index, job in items:
+            fut = client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}")
+            held[fut.key] = (index, job)
+            futures.append(fut)
+        for fut in dask_completed(futures):
+            try:
+                out = fut.result()
+            except KilledWorker:
+                out = fault_output(*held[fut.key], options, "killed_cluster")
+            yield out
+            fut.release()

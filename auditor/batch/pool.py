@@ -1,0 +1,424 @@
+"""The local executor: audit worker processes that a lost worker does not end.
+
+Each worker is a fresh interpreter (spawn: never a fork of a parent that may
+run threads, and no fork server left running after the command) that imports
+the auditor once, then audits carnets one at a time until the pool closes; the
+parent joins every worker before the batch returns. Each worker has its own
+pipe and holds one carnet at a time, so when a worker dies the parent knows
+which carnet it held, and nothing else is touched: the worker is replaced and
+the batch goes on. The carnet is retried once on its own at the end of the
+batch (the first death may have come from the memory of the carnets audited
+beside it); if it kills its process again it gets an EC00-01.
+
+Neither `concurrent.futures.ProcessPoolExecutor` (one lost worker breaks the
+pool and fails every pending carnet, without saying which carnet it held) nor
+pebble's pool (its workers share one pipe and its locks: a worker killed while
+sending its result leaves the pipe mid-message or the lock held) survives a
+worker killed by the kernel's out-of-memory killer.
+
+Bounds per carnet, enforced inside the process that audits it (`guard`):
+- timeout: SIGALRM raises CarnetTimeout in the audit; an audit stuck in native
+  code that does not return is killed by the parent HARD_KILL_GRACE_S later;
+- memory: a watchdog thread reads the process's resident memory every POLL_S;
+  past the limit it raises MemoryLimitExceeded in the audit (through SIGUSR1);
+  if the audit does not stop within MEMORY_GRACE_S (native code), the worker
+  ends itself with EXIT_MEMORY and the parent writes the finding. Resident
+  memory rather than an address-space limit (RLIMIT_AS): pyarrow and glibc
+  reserve address space they never use (a worker that has audited a small
+  carnet holds 1.7 GB of address space for 170 MB resident), so an
+  address-space limit refuses small carnets long before memory is short.
+Both need POSIX signals; elsewhere (Windows) only the parent's hard timeout
+applies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from auditor.errors import UsageError
+from auditor.limits import DEFAULT_BOUNDS, MB, Bounds  # noqa: F401  (the pool's bounds, kept light for the CLI)
+
+EXIT_MEMORY = 86            # the worker's own exit status when its memory watchdog ends it
+HARD_KILL_GRACE_S = 10.0    # after the timeout, how long an audit may take to stop by itself
+MEMORY_GRACE_S = 2.0        # past the memory limit, how long before the worker ends itself
+POLL_S = 0.05               # the memory watchdog's period
+TICK_S = 0.2                # the parent's wake-up period, for the hard timeout
+START_FAILURES = 3          # workers in a row that die before being ready: give up
+
+
+
+
+class CarnetTimeout(BaseException):
+    """Raised in the audit at its deadline (BaseException: the pipeline's
+    `except Exception`, which turns a defect into a finding, must not swallow it)."""
+
+
+class MemoryLimitExceeded(BaseException):
+    """Raised in the audit when its process's resident memory passes the limit."""
+
+
+class WorkerStartError(UsageError):
+    pass
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (Linux), else its peak (macOS, BSD), else 0."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+class Watchdog:
+    """A thread that watches this process's resident memory while a carnet is
+    audited, and (in a worker) ends the process once its parent is gone: a
+    crashed or killed command leaves no worker behind."""
+
+    def __init__(self, limit_mb: int | None, *, hard_exit: bool, parent_pid: int | None = None):
+        self.limit = limit_mb * MB if limit_mb and hasattr(signal, "SIGUSR1") else 0
+        self.hard_exit = hard_exit
+        self.parent_pid = parent_pid
+        self.armed = False
+        self.tripped_at: float | None = None
+        self._main = threading.main_thread().ident
+        self._stop = threading.Event()
+        self._thread = None
+        if self.limit or parent_pid is not None:
+            self._thread = threading.Thread(target=self._run, name="ecarte-audit-watchdog", daemon=True)
+            self._thread.start()
+
+    def arm(self) -> None:
+        self.tripped_at = None
+        self.armed = True
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(POLL_S):
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                os._exit(0)  # nobody is left to read this worker's result
+            if not (self.armed and self.limit):
+                continue
+            rss = rss_bytes()
+            if rss <= self.limit:
+                continue
+            now = time.monotonic()
+            if self.tripped_at is None:
+                self.tripped_at = now
+                signal.pthread_kill(self._main, signal.SIGUSR1)
+            elif self.hard_exit and (now - self.tripped_at > MEMORY_GRACE_S or rss > self.limit * 3 // 2):
+                os._exit(EXIT_MEMORY)
+
+
+class guard:
+    """Bound one carnet's audit in this process: its deadline and its memory.
+    Signals reach only the main thread: elsewhere (a Dask worker thread) the
+    audit runs unbounded here and the cluster's own limits apply."""
+
+    def __init__(self, bounds: Bounds, watchdog: Watchdog):
+        self.bounds = bounds
+        self.watchdog = watchdog
+        self.active = threading.current_thread() is threading.main_thread()
+        self._armed = False
+        self._saved: dict = {}
+
+    def __enter__(self):
+        if not self.active:
+            return self
+        if self.bounds.timeout_s and hasattr(signal, "setitimer"):
+            self._saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.bounds.timeout_s)
+        if self.watchdog.limit:
+            self._saved[signal.SIGUSR1] = signal.signal(signal.SIGUSR1, self._on_memory)
+            self.watchdog.arm()
+        self._armed = True
+        return self
+
+    def __exit__(self, *exc):
+        if not self.active:
+            return False
+        self._armed = False
+        self.watchdog.disarm()
+        if signal.SIGALRM in self._saved:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum, handler in self._saved.items():
+            signal.signal(signum, handler)
+        return False
+
+    def _on_alarm(self, signum, frame):
+        if self._armed:
+            raise CarnetTimeout()
+
+    def _on_memory(self, signum, frame):
+        if self._armed:
+            raise MemoryLimitExceeded()
+
+
+def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, retry: bool = False):
+    """One carnet's JobOutput; past a bound, its EC00-01 (written in this process)."""
+    from auditor.batch.executors import fault_output, run_job
+
+    try:
+        with guard(bounds, watchdog):
+            return run_job(index, job, options, retry=retry)
+    except CarnetTimeout:
+        return fault_output(index, job, options, "timeout", seconds=bounds.timeout_s)
+    except (MemoryLimitExceeded, MemoryError):
+        if not bounds.memory_mb:
+            raise
+        return fault_output(index, job, options, "memory_limit", limit_mb=bounds.memory_mb)
+
+
+def audit_here(index: int, job, options, bounds: Bounds):
+    """A single carnet, in this process (no worker start-up to pay)."""
+    watchdog = Watchdog(bounds.memory_mb, hard_exit=False)
+    try:
+        return audit_guarded(index, job, options, bounds, watchdog)
+    finally:
+        watchdog.stop()
+
+
+def _warm_up(options) -> None:
+    """The start-up, paid once per worker rather than by its first carnet (and
+    within that carnet's timeout): the imports, then a tiny synthetic carnet
+    through the whole pipeline, for what loads on first use (pandera's
+    backends, the compiled report templates; about 1.5 s on a busy machine)."""
+    import tempfile
+    from pathlib import Path
+
+    from auditor.batch.executors import run_job
+    from auditor.synth.generate import Spec, generate, write_csv_folder
+    from auditor.batch.plan import CarnetJob
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
+            path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
+            run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+    except Exception:
+        pass  # only a head start: the first carnet then pays it
+
+
+def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
+    # Ctrl-C reaches the whole process group: it is the parent's to handle
+    # (it stops the workers and says how to resume).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
+    _warm_up(options)
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        index, job, retry = message
+        conn.send(("started",))  # a death from here on is this carnet's
+        try:
+            out = audit_guarded(index, job, options, bounds, watchdog, retry)
+        except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
+            from auditor.batch.executors import fault_output
+
+            out = fault_output(index, job, options, "unreadable",
+                               reason=f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300])
+        out.pid = os.getpid()
+        # A carnet stopped half-way may have left anything behind, and memory
+        # still held near the limit would count against the next carnet: start afresh.
+        retire = out.fault is not None or bool(watchdog.limit and rss_bytes() > watchdog.limit * 3 // 4)
+        conn.send(("done", out, retire))
+        if retire:
+            return
+
+
+@dataclass
+class _Worker:
+    process: object
+    conn: object
+    ready: bool = False
+    held: tuple | None = None        # (index, job) sent to it
+    acked: bool = False              # it said it started on `held`
+    started: float = 0.0
+
+
+def exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+class LocalPool:
+    """`with LocalPool(...) as pool: for out in pool.run(items)` — every worker
+    is stopped and joined when the block ends, however it ends."""
+
+    def __init__(self, size: int, options, bounds: Bounds, fault: Callable,
+                 notice: Callable[[str], None] | None = None):
+        import multiprocessing
+
+        self.ctx = multiprocessing.get_context("spawn")
+        self.size = max(1, size)
+        self.options = options
+        self.bounds = bounds
+        self.fault = fault
+        self.notice = notice or (lambda text: None)
+        self.workers: list[_Worker] = []
+        self.start_failures = 0
+
+    def __enter__(self) -> "LocalPool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.close(kill=exc_type is not None)
+        return False
+
+    def run(self, items: list[tuple[int, object]]) -> Iterator:
+        lost: list[tuple[int, object]] = []
+        yield from self._drain(deque(items), self.size, lost)
+        for index, job in lost:
+            self.notice(f"{job.shown}: retrying it alone")
+            yield from self._drain(deque([(index, job)]), 1, None)
+
+    def close(self, kill: bool = False) -> None:
+        workers, self.workers = self.workers, []
+        for w in workers:
+            if kill or w.held is not None:
+                w.process.kill()
+            else:
+                try:
+                    w.conn.send(None)
+                except OSError:
+                    pass
+        for w in workers:
+            self._reap(w)
+
+    # -- internals -----------------------------------------------------------
+
+    def _drain(self, queue: deque, size: int, lost: list | None) -> Iterator:
+        """Audit every carnet of `queue` on at most `size` workers. A carnet
+        whose worker dies goes to `lost` (retried alone later), or with no
+        `lost` (it was alone) becomes its EC00-01."""
+        from multiprocessing.connection import wait
+
+        alone = lost is None
+        while queue or any(w.held for w in self.workers):
+            busy = sum(w.held is not None for w in self.workers)
+            for w in [w for w in self.workers if w.held is None][max(0, size - busy):]:
+                self._retire(w)  # more workers than this phase uses
+            while len(self.workers) < min(size, busy + len(queue)):
+                self._start()
+            self._dispatch(queue, alone)
+            outputs = []
+            ready = set(wait([w.conn for w in self.workers], timeout=TICK_S))
+            for w in [w for w in self.workers if w.conn in ready]:
+                try:
+                    message = w.conn.recv()
+                except Exception:  # EOF, or a message cut off by the death
+                    message = None
+                if message is None:
+                    outputs.extend(self._lost(w, lost, queue))
+                elif message[0] == "ready":
+                    w.ready, self.start_failures = True, 0
+                elif message[0] == "started":
+                    w.acked, w.started = True, time.monotonic()
+                else:
+                    _, out, retire = message
+                    w.held = None
+                    outputs.append(out)
+                    if retire:
+                        self._retire(w)
+            outputs.extend(self._overdue())
+            self._dispatch(queue, alone)  # the next carnets start while the client writes these
+            yield from outputs
+
+    def _dispatch(self, queue: deque, alone: bool) -> None:
+        for w in self.workers:
+            if queue and w.ready and w.held is None:
+                w.held, w.acked, w.started = queue.popleft(), False, time.monotonic()
+                try:
+                    w.conn.send((*w.held, alone))
+                except OSError:
+                    pass  # it died: its end of the pipe says so
+
+    def _start(self) -> None:
+        parent, child = self.ctx.Pipe()
+        process = self.ctx.Process(target=_worker_main, name="ecarte-audit-worker", daemon=True,
+                                   args=(child, self.options, self.bounds, os.getpid()))
+        process.start()
+        child.close()
+        self.workers.append(_Worker(process, parent))
+
+    def _retire(self, w: _Worker) -> None:
+        self.workers.remove(w)
+        try:
+            w.conn.send(None)
+        except OSError:
+            pass
+        self._reap(w)
+
+    def _reap(self, w: _Worker) -> int | None:
+        w.process.join(5)
+        if w.process.exitcode is None:
+            w.process.kill()
+            w.process.join()
+        code = w.process.exitcode
+        w.conn.close()
+        w.process.close()
+        return code
+
+    def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
+        self.workers.remove(w)
+        code = self._reap(w)
+        if w.held is not None and not w.acked:
+            queue.appendleft(w.held)  # it died before starting on it (killed idle): not the carnet's doing
+            w.held = None
+        if w.held is None:
+            if not w.ready:
+                self.start_failures += 1
+                if self.start_failures >= START_FAILURES:
+                    raise WorkerStartError(f"cannot start the audit worker processes ({exit_text(code)})")
+            return []  # an idle worker: replaced, nothing to redo
+        index, job = w.held
+        if code == EXIT_MEMORY:
+            return [self.fault(index, job, self.options, "memory_limit", limit_mb=self.bounds.memory_mb)]
+        if lost is not None:
+            self.notice(f"{job.shown}: the audit process was killed ({exit_text(code)}); "
+                        "the carnet will be retried alone")
+            lost.append((index, job))
+            return []
+        return [self.fault(index, job, self.options, "killed", signal=exit_text(code))]
+
+    def _overdue(self) -> list:
+        """Audits still running HARD_KILL_GRACE_S past their deadline: killed."""
+        if not self.bounds.timeout_s:
+            return []
+        limit = self.bounds.timeout_s + HARD_KILL_GRACE_S
+        outputs = []
+        for w in [w for w in self.workers if w.held is not None and time.monotonic() - w.started > limit]:
+            index, job = w.held
+            self.workers.remove(w)
+            w.process.kill()
+            self._reap(w)
+            outputs.append(self.fault(index, job, self.options, "timeout", seconds=self.bounds.timeout_s))
+        return outputs

@@ -1,0 +1,73 @@
+"""`ecarte-audit columns PATH`: how each sheet and column of a carnet was understood."""
+
+from __future__ import annotations
+
+from auditor.read.raw import RawCarnet
+
+_WORDS = {
+    "fr": {"container": "conteneur", "header": "en-tête ligne", "title": "lignes de titre", "totals":
+           "lignes de totaux laissées de côté", "ignored": "ignorée", "ambiguous": "ambiguë, non lue",
+           "name": "nom exact", "variant": "variante connue", "mapping": "fichier --columns",
+           "rows": "lignes lues", "unreadable": "illisible", "missing": "colonnes obligatoires absentes",
+           "problem": "problème de lecture", "mapping_file": "correspondance des colonnes"},
+    "en": {"container": "container", "header": "header row", "title": "title rows", "totals":
+           "totals rows left out", "ignored": "ignored", "ambiguous": "ambiguous, not read",
+           "name": "exact name", "variant": "known variant", "mapping": "--columns file",
+           "rows": "rows read", "unreadable": "unreadable", "missing": "required columns missing",
+           "problem": "reading problem", "mapping_file": "column mapping"},
+}
+
+
+def explain_reading(raw: RawCarnet, shown: str, lang: str = "fr") -> str:
+    from auditor.read.columns import table_columns
+
+    w = _WORDS.get(lang, _WORDS["fr"])
+    notes = raw.reading()
+    lines = [f"{shown} ({w['container']} {notes['container']})"]
+    if notes["columns_file"]:
+        lines.append(f"  {w['mapping_file']}: {notes['columns_file']['file']} "
+                     f"(sha256 {notes['columns_file']['sha256'][:12]}…)")
+    for p in raw.problems:
+        if p.table is None:
+            lines.append(f"  {w['problem']}: {p.kind} {_params(p.params)}")
+    if raw.unreadable:
+        lines.append(f"  {w['unreadable']}")
+        return "\n".join(lines)
+    ambiguous = {(p.table, p.column) for p in raw.problems if p.kind == "ambiguous_column"}
+    for t in notes["tables"]:
+        spec = table_columns(t["table"])
+        lines.append(f"  {t['table']} ← « {t['sheet']} », {w['header']} {t['header_row']}, "
+                     f"{w['rows']} {t['rows_read']}")
+        for c in t["columns"]:
+            letter = f"{c['letter']}: " if c["letter"] else ""
+            if c["column"]:
+                lines.append(f"    {letter}« {c['source']} » → {c['column']} ({w[c['how']]})")
+            else:
+                lost = [col for (tab, col) in ambiguous if tab == t["table"]
+                        and spec is not None and col in _targets(c["source"], t["table"])]
+                why = f"{w['ambiguous']}: {lost[0]}" if lost else w["ignored"]
+                lines.append(f"    {letter}« {c['source']} » ({why})")
+        used = {c["column"] for c in t["columns"] if c["column"]}
+        missing = [c for c in (spec.required if spec else ()) if c not in used]
+        if missing:
+            lines.append(f"    {w['missing']}: {', '.join(missing)}")
+        if t["title_rows"]:
+            lines.append(f"    {w['title']}: {', '.join(map(str, t['title_rows']))}")
+        if t["totals_rows"]:
+            lines.append(f"    {w['totals']}: {', '.join(map(str, t['totals_rows']))}")
+    for p in raw.problems:
+        if p.table is not None and p.kind != "ambiguous_column" and p.code == "EC00-01":
+            lines.append(f"  {p.table}: {w['problem']} {p.kind} {_params(p.params)}")
+    return "\n".join(lines)
+
+
+def _targets(source: str, table: str) -> set[str]:
+    from auditor.read.columns import fold, table_columns
+
+    spec = table_columns(table)
+    hit = spec.names.get(fold(source)) if spec else None
+    return {hit} if hit else set()
+
+
+def _params(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items() if k != "table")

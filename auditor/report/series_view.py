@@ -1,0 +1,88 @@
+"""The report's and index's part about a series of audits: baseline states
+(new findings first, each state counted), reviews with their history,
+reviews whose finding is gone, and the trend per table from the history."""
+
+from __future__ import annotations
+
+from auditor.i18n import format_day
+from auditor.money import format_cents
+from auditor.reviews import STATUS_TEXT
+from auditor.series import STATES
+
+MAX_ROWS = 300   # the full list is in findings.json
+
+LABELS = {
+    "fr": {"title": "Suivi depuis l'audit précédent", "new": "nouveau", "updated": "modifié",
+           "unchanged": "inchangé", "absent": "disparu (résolu)", "state": "État", "review": "Revue",
+           "history": "Décisions antérieures", "rule": "Règle", "seance": "Séance", "coup": "Coup",
+           "message": "Constat", "impact": "Enjeu", "fingerprint": "Empreinte", "none": "—",
+           "absent_title": "Constats de l'audit précédent disparus", "orphans": "Revues dont le constat a disparu",
+           "no_baseline": "Sans audit de référence (--baseline) : les états ne sont pas calculés.",
+           "more": "{left} autre(s) dans findings.json", "by": "par", "on": "le",
+           "carnets_new": "Carnets ayant des constats nouveaux", "carnet": "Carnet", "trend": "Tendance par table",
+           "trend_note": "Enjeu des constats par mois de séance, d'après l'historique (--history)."},
+    "en": {"title": "Since the previous audit", "new": "new", "updated": "updated", "unchanged": "unchanged",
+           "absent": "absent (resolved)", "state": "State", "review": "Review", "history": "Earlier decisions",
+           "rule": "Rule", "seance": "Séance", "coup": "Coup", "message": "Finding", "impact": "At stake",
+           "fingerprint": "Fingerprint", "none": "—", "absent_title": "Findings of the previous audit now gone",
+           "orphans": "Reviews whose finding is gone",
+           "no_baseline": "No baseline (--baseline): states are not computed.",
+           "more": "{left} more in findings.json", "by": "by", "on": "on",
+           "carnets_new": "Carnets with new findings", "carnet": "Carnet", "trend": "Trend per table",
+           "trend_note": "Money at stake of the findings per month of séance, from the history (--history)."},
+}
+
+
+def labels(lang: str) -> dict:
+    return LABELS.get(lang, LABELS["fr"])
+
+
+def _review(r: dict | None, lang: str) -> dict | None:
+    if r is None:
+        return None
+    text = STATUS_TEXT.get(lang, STATUS_TEXT["fr"])
+
+    def one(d):
+        return {"status": d["status"], "status_text": text.get(d["status"], d["status"]),
+                "justification": d["justification"], "by": d["by"], "at": format_day(d["at"][:10], lang)}
+    return {**one(r), "history": [one(h) for h in r.get("history") or []]}
+
+
+def report_part(result, series) -> dict:
+    lang = result.lang
+    lab = labels(lang)
+    order = {s: i for i, s in enumerate(STATES)}
+    rows = []
+    for f in sorted(result.findings, key=lambda f: order.get(series.state(f) or "", 9)):
+        state = series.state(f)
+        rows.append({"state": state or "", "state_text": lab[state] if state else lab["none"], "code": f.code,
+                     "severity": f.severity.label, "seance": "" if f.seance is None else f.seance,
+                     "coup": "" if f.coup is None else f.coup, "message": f.message,
+                     "impact": format_cents(f.impact_cents, lang) if f.impact_cents else "",
+                     "fingerprint": f.fingerprint, "review": _review(series.reviews.get(f.fingerprint), lang)})
+    counts = series.counts()
+    return {"t": lab, "has_baseline": series.has_baseline,
+            "counts": [(s, lab[s], counts[s]) for s in (*STATES, "absent")],
+            "rows": rows[:MAX_ROWS], "more": lab["more"].format(left=len(rows) - MAX_ROWS) if len(rows) > MAX_ROWS else "",
+            "absent": [{"code": a.get("code"), "seance": a.get("seance") or "", "coup": a.get("coup") or "",
+                        "message": a.get("message"), "fingerprint": a.get("fingerprint"),
+                        "review": _review(a.get("review"), lang)} for a in series.absent[:MAX_ROWS]],
+            "orphans": [{"code": o.get("code"), "seance": o.get("seance") or "", "coup": o.get("coup") or "",
+                         "fingerprint": o["fingerprint"], "review": _review(o, lang)} for o in series.orphans]}
+
+
+def index_part(entries: list[dict], lang: str, trends: list[dict] | None) -> dict | None:
+    """The index's series part: states counted over the batch, the carnets
+    with new findings first, a trend chart per table (with a history)."""
+    with_baseline = [e for e in entries if e.get("baseline_counts")]
+    if not with_baseline and not trends:
+        return None
+    lab = labels(lang)
+    totals = {s: sum(e["baseline_counts"][s] for e in with_baseline) for s in (*STATES, "absent")}
+    new_first = sorted((e for e in with_baseline if e["baseline_counts"]["new"]),
+                       key=lambda e: (-e["baseline_counts"]["new"], e["id"]))
+    return {"t": lab, "has_baseline": bool(with_baseline),
+            "counts": [(s, lab[s], totals[s]) for s in (*STATES, "absent")],
+            "carnets": [{"path": e["path"], "report": e.get("report"), "counts": e["baseline_counts"]}
+                        for e in new_first],
+            "trends": trends or []}

@@ -1,0 +1,162 @@
+"""Reviews: what an inspector or controller decided about a finding.
+
+One plain, append-only file (JSON Lines, one decision a line, keys sorted:
+a diff shows only the lines added). A second decision on a finding is a new
+line; nothing is ever rewritten. The local web page writes the same file
+through `record_review`; `load_reviews` reads it back, never raising on a
+bad line (it is reported, kept in the file, and left out).
+
+Each line holds only what the user typed (status, justification, name) and
+what the carnet's finding says (fingerprint, carnet id, code, séance, coup),
+with the time it was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FILE_NAME = "reviews.jsonl"
+STATUSES = ("a_verifier", "confirme", "justifie", "faux_positif")
+# A finding so reviewed no longer sets the exit status.
+CLEARED = frozenset({"justifie", "faux_positif"})
+STATUS_TEXT = {
+    "fr": {"a_verifier": "à vérifier", "confirme": "confirmé", "justifie": "justifié", "faux_positif": "faux positif"},
+    "en": {"a_verifier": "to check", "confirme": "confirmed", "justifie": "justified", "faux_positif": "false positive"},
+}
+MAX_TEXT = 4000
+
+
+class ReviewError(ValueError):
+    """A decision that cannot be recorded (bad status, empty name…): the message says why."""
+
+
+@dataclass
+class ReviewFile:
+    path: Path | None
+    entries: list[dict] = field(default_factory=list)      # valid decisions, in file order
+    problems: list[str] = field(default_factory=list)      # "reviews.jsonl, line 3: …" (lines kept, left out)
+    raw: bytes = b""                                        # the file as it is, to carry forward whole
+
+
+def record_review(path: Path | str, fingerprint: str, status: str, justification: str, by: str, *,
+                  at: str | None = None, carnet: str | None = None, finding: dict | None = None) -> dict:
+    """Append one decision to `path` (created if missing) and return it.
+
+    `finding` (a finding of findings.json) gives the code, séance and coup the
+    line shows beside the fingerprint, for whoever reads the file.
+    """
+    entry = make_entry(fingerprint, status, justification, by, at=at, carnet=carnet, finding=finding)
+    line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # O_APPEND and one write: two writers never interleave inside a line.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        _lock(fd)
+        size = os.fstat(fd).st_size
+        prefix = b""
+        if size:
+            with open(path, "rb") as f:
+                f.seek(size - 1)
+                if f.read(1) != b"\n":
+                    prefix = b"\n"   # a last line cut short stays as it is, on its own line
+        os.write(fd, prefix + line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return entry
+
+
+def make_entry(fingerprint: str, status: str, justification: str, by: str, *, at: str | None = None,
+               carnet: str | None = None, finding: dict | None = None) -> dict:
+    from auditor.report.json_report import generated_at
+
+    status = (status or "").strip()
+    if status not in STATUSES:
+        raise ReviewError(f"unknown review status {status!r}; choose among {', '.join(STATUSES)}")
+    by, justification, fingerprint = (by or "").strip(), (justification or "").strip(), (fingerprint or "").strip()
+    if not fingerprint:
+        raise ReviewError("a review needs the finding's fingerprint")
+    if not by:
+        raise ReviewError("a review needs the name of who decided (--by)")
+    if not justification:
+        raise ReviewError("a review needs a justification (--comment)")
+    if len(justification) > MAX_TEXT or len(by) > 200:
+        raise ReviewError(f"justification or name too long (at most {MAX_TEXT} and 200 characters)")
+    entry = {"fingerprint": fingerprint, "status": status, "justification": justification, "by": by,
+             "at": at or generated_at(), "carnet": carnet}
+    f = finding or {}
+    entry.update({"code": f.get("code"), "seance": f.get("seance"), "coup": f.get("coup")})
+    return entry
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:   # Windows: O_APPEND alone
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def load_reviews(path: Path | str | None) -> ReviewFile:
+    """Every valid decision of `path` (a missing file: none). Bad lines are
+    listed in `problems` and left out; the file is never changed."""
+    if path is None:
+        return ReviewFile(None)
+    path = Path(path)
+    out = ReviewFile(path)
+    try:
+        out.raw = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.problems.append(f"{path}: cannot read ({exc.strerror or exc})")
+        return out
+    for n, line in enumerate(out.raw.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        why = None
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry, why = None, "not a JSON line"
+        if why is None:
+            why = _invalid(entry)
+        if why:
+            out.problems.append(f"{path}, line {n}: {why}; line kept in the file and left out")
+            continue
+        out.entries.append(entry)
+    return out
+
+
+def _invalid(entry) -> str | None:
+    if not isinstance(entry, dict):
+        return "not a review"
+    if not isinstance(entry.get("fingerprint"), str) or not entry["fingerprint"]:
+        return "no fingerprint"
+    if entry.get("status") not in STATUSES:
+        return f"unknown status {entry.get('status')!r} (one of {', '.join(STATUSES)})"
+    for key in ("justification", "by", "at"):
+        if not isinstance(entry.get(key), str):
+            return f"no {key}"
+    return None
+
+
+def latest(entries: list[dict]) -> dict[str, dict]:
+    """fingerprint → its latest decision, with the earlier ones (oldest first) in `history`."""
+    by_fp: dict[str, list[dict]] = {}
+    for e in entries:
+        by_fp.setdefault(e["fingerprint"], []).append(e)
+    out = {}
+    for fp, decisions in by_fp.items():
+        last = decisions[-1]   # file order is the order of decision
+        out[fp] = {"status": last["status"], "justification": last["justification"], "by": last["by"],
+                   "at": last["at"], "history": [_decision(d) for d in decisions[:-1]]}
+    return out
+
+
+def _decision(e: dict) -> dict:
+    return {"status": e["status"], "justification": e["justification"], "by": e["by"], "at": e["at"]}

@@ -1,0 +1,383 @@
+"""Batches that survive faults: a killed worker, a hung carnet, a carnet that
+grows too large, a full disk, a run stopped and resumed, a lost Dask worker.
+
+Most tests run the real command in its own session, with the real clock (no
+SOURCE_DATE_EPOCH), and check the same four things: no traceback, the right
+exit status, every carnet accounted for in summary.json and index.html, no
+partial file. Faults are made by the test-only hook `_ECARTE_AUDIT_TEST_FAULT`,
+read only where a carnet is audited (auditor/batch/executors.py, `_test_fault`).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from auditor import atomic
+from auditor.batch import pool
+from auditor.batch import Options, run_batch
+from auditor.batch.executors import TEST_FAULT_ENV
+from auditor.cli import main
+from auditor.synth.generate import Spec, generate, write_csv_folder
+from auditor.batch.plan import plan
+from auditor.limits import Bounds
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ["t1", "t2", "t3", "t4", "t5"]
+
+
+def carnets(root: Path, names=NAMES) -> Path:
+    for i, name in enumerate(names, 1):
+        # One casino each: carnets of one casino share ticket books (EC82-03 across carnets).
+        write_csv_folder(generate(Spec(seances=1, coups=4, seed=i, table=i, casino=f"Casino {name}")), root / name)
+    return root
+
+
+def start(*args, fault: str | None = None) -> subprocess.Popen:
+    """`ecarte-audit ARGS` in a session of its own, on the real clock."""
+    env = {k: v for k, v in os.environ.items() if k not in (TEST_FAULT_ENV, "SOURCE_DATE_EPOCH")}
+    env["PYTHONPATH"] = str(ROOT)
+    if fault:
+        env[TEST_FAULT_ENV] = fault
+    return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
+    _, err = proc.communicate(timeout=timeout)
+    assert "Traceback" not in err, err
+    assert not survivors(proc.pid), "a process of the command outlived it"
+    return proc.returncode, err
+
+
+def run(*args, fault: str | None = None) -> tuple[int, str]:
+    return finish(start(*args, fault=fault))
+
+
+def processes():
+    """(pid, state, ppid, session, cmdline) of every process."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        yield int(d.name), fields[0], int(fields[1]), int(fields[3]), cmd
+
+
+def survivors(session: int, wait: float = 5.0) -> list:
+    """Processes still in the command's session (running or defunct), once
+    they have had `wait` seconds to end."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = [p for p in processes() if p[3] == session]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def workers_of(pid: int) -> list[int]:
+    return [p[0] for p in processes() if p[2] == pid and "spawn_main" in p[4]]
+
+
+def wait_for(condition, timeout: float = 90, what: str = ""):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def written(out: Path) -> int:
+    return len(list(out.glob("*/findings.json")))
+
+
+def cached(cache: Path) -> int:
+    return len(list(cache.glob("*/*/result.json")))
+
+
+def accounted(out: Path, names=NAMES) -> dict[str, dict]:
+    """Every carnet in summary.json and index.html, and every file whole."""
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert sorted(c["id"] for c in summary["carnets"]) == sorted(names)
+    assert summary["totals"]["carnets"] == len(names)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for name in names:
+        assert f'href="{name}/report.html"' in index
+    whole(out)
+    return {c["id"]: c for c in summary["carnets"]}
+
+
+def whole(out: Path) -> None:
+    """No temporary file left, and every file under its real name complete."""
+    assert not [p for p in out.rglob("*") if p.name.endswith(atomic.PART_SUFFIX)]
+    for p in out.rglob("*.json"):
+        json.loads(p.read_text(encoding="utf-8"))
+    for p in out.rglob("*.html"):
+        assert p.read_text(encoding="utf-8").rstrip().endswith("</html>"), p
+
+
+def ec00_01(out: Path, name: str) -> str:
+    doc = json.loads((out / name / "findings.json").read_text(encoding="utf-8"))
+    [finding] = [f for f in doc["findings"] if f["code"] == "EC00-01"]
+    return finding["message"]
+
+
+# -- a lost worker ------------------------------------------------------------------
+
+def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    # t3 hangs on its first try only; the others are audited meanwhile.
+    proc = start("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="stall:t3:300")
+    wait_for(lambda: written(out) == 4, what="the other carnets")
+    wait_for(lambda: workers_of(proc.pid), what="the workers")
+    for pid in workers_of(proc.pid):  # the one holding t3, and the idle one
+        os.kill(pid, signal.SIGKILL)
+    code, err = finish(proc)
+    assert code == 0, err
+    assert "t3: the audit process was killed (SIGKILL); the carnet will be retried alone" in err
+    assert "t3: retrying it alone" in err
+    entries = accounted(out)
+    assert {e["verdict"] for e in entries.values()} == {"ok"}
+
+
+def test_carnet_that_kills_its_worker_twice_is_an_ec00_01(tmp_path):
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    code, err = run("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="kill:t2")
+    assert code == 1, err
+    assert err.count("t2: the audit process was killed (SIGKILL)") == 1
+    entries = accounted(out)
+    assert entries["t2"]["verdict"] == "unreadable"
+    assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t2")
+    assert re.fullmatch(r"Le processus d'audit a été tué \(SIGKILL\) pendant l'audit de ce carnet, puis de "
+                        r"nouveau quand il a été audité seul : probablement faute de mémoire "
+                        r"\(carnet de \d+ KB\) ; carnet non audité", ec00_01(out, "t2"))
+
+
+def test_workers_start_once_are_reused_and_reaped(tmp_path):
+    root = carnets(tmp_path / "in", [f"c{i}" for i in range(6)])
+    pids = []
+    result = run_batch(plan([root]), tmp_path / "out", Options(), workers=2,
+                       on_done=lambda job, o: pids.append(o.pid))
+    assert len(result.entries) == 6 and len(pids) == 6
+    assert None not in pids and len(set(pids)) <= 2  # two start-ups for six carnets
+    assert not multiprocessing.active_children()
+    mine = [p for p in processes() if p[2] == os.getpid()]
+    assert not [p for p in mine if p[0] in pids or p[1] == "Z"]
+
+
+def test_no_process_outlives_the_command(tmp_path):
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    proc = start("audit", root, "--out", out, "--jobs", "2", "--quiet")
+    code, _ = finish(proc)  # finish() asserts that the session is empty
+    assert code == 0
+    accounted(out)
+
+
+# -- bounds per carnet ------------------------------------------------------------------
+
+def test_carnet_past_its_timeout(tmp_path):
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    started = time.monotonic()
+    code, err = run("audit", root, "--out", out, "--jobs", "2", "--quiet", "--timeout-per-carnet", "10",
+                    fault="sleep:t4:300")
+    assert time.monotonic() - started < 100
+    assert code == 1, err
+    entries = accounted(out)
+    assert entries["t4"]["verdict"] == "unreadable"
+    assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t4")
+    assert ec00_01(out, "t4").startswith("Audit arrêté au bout de 10 s (limite --timeout-per-carnet)")
+
+
+def test_one_carnet_past_its_timeout_in_process(tmp_path, monkeypatch, capsys):
+    root = carnets(tmp_path / "in", ["slow"])
+    monkeypatch.setenv(TEST_FAULT_ENV, "sleep:slow:300")
+    out = tmp_path / "out"
+    assert main(["audit", str(root / "slow"), "--out", str(out), "--quiet", "--lang", "en",
+                 "--timeout-per-carnet", "1"]) == 1
+    assert ec00_01(out, "slow").startswith("Audit stopped after 1 s (the --timeout-per-carnet limit)")
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_audit_stuck_in_native_code_is_killed_by_the_parent(tmp_path, monkeypatch):
+    # The alarm is blocked, as in a long native call: the parent kills the worker.
+    root = carnets(tmp_path / "in", ["a", "b"])
+    monkeypatch.setenv(TEST_FAULT_ENV, "sleep-masked:b:300")
+    monkeypatch.setattr(pool, "HARD_KILL_GRACE_S", 0.5)
+    result = run_batch(plan([root]), tmp_path / "out", Options(), workers=2, bounds=Bounds(timeout_s=5))
+    verdicts = {e["id"]: e["verdict"] for e in result.entries}
+    assert verdicts == {"a": "ok", "b": "unreadable"}
+    assert ec00_01(tmp_path / "out", "b").startswith("Audit arrêté au bout de 5 s")
+
+
+@pytest.mark.parametrize("action", ["alloc", "alloc-masked"])
+def test_carnet_past_the_memory_limit(tmp_path, action):
+    # alloc: the watchdog stops the audit in its worker; alloc-masked: the
+    # audit cannot be interrupted, the worker ends itself and the parent says why.
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    code, err = run("audit", root, "--out", out, "--jobs", "2", "--quiet", "--max-memory-mb", "500",
+                    fault=f"{action}:t5:4000")
+    assert code == 1, err
+    entries = accounted(out)
+    assert entries["t5"]["verdict"] == "unreadable"
+    assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t5")
+    assert ec00_01(out, "t5").startswith("Audit arrêté : la mémoire du processus d'audit a dépassé "
+                                         "la limite de 500 Mo (--max-memory-mb)")
+
+
+def test_default_bounds_never_bite_on_a_real_carnet(tmp_path):
+    assert pool.DEFAULT_BOUNDS.timeout_s >= 600 and pool.DEFAULT_BOUNDS.memory_mb >= 4096
+    root, out = carnets(tmp_path / "in", ["a", "b"]), tmp_path / "out"
+    result = run_batch(plan([root]), out, Options(), workers=2, bounds=pool.DEFAULT_BOUNDS)
+    assert {e["verdict"] for e in result.entries} == {"ok"}
+
+
+# -- outputs whole or not at all --------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 400 KB file system, if this test may mount one (root)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small file system here (the monkeypatched test covers ENOSPC)")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk):
+    names = [f"c{i:02d}" for i in range(12)]
+    root, cache, out = carnets(tmp_path / "in", names), tmp_path / "cache", small_disk / "out"
+    code, err = run("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet")
+    assert code == 2, err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"ecarte-audit: cannot write {out}/") and "No space left on device" in line
+    done = cached(cache)
+    assert 0 < done < len(names)
+    assert f"The run stopped after {done} of 12 carnet(s); run the same command again" in line
+    assert not (out / "summary.json").exists()
+    whole(out)
+    # Space again: the same command with the same cache audits only the rest.
+    code, err = run("audit", root, "--out", tmp_path / "out2", "--cache", cache, "--jobs", "2", "--quiet")
+    assert code == 0, err
+    assert f"{done} of 12 carnet(s) already audited (in the cache), {12 - done} to audit" in err
+    accounted(tmp_path / "out2", names)
+
+
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EACCES])
+def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, error):
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    real_replace, calls = os.replace, []
+
+    def failing_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 5:  # the third carnet's first file
+            raise OSError(error, os.strerror(error))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", failing_replace)
+    # Left by an earlier run: a summary (not this run's) and a stopped write.
+    (out / "t1").mkdir(parents=True)
+    (out / "t1" / f".report.html.999{atomic.PART_SUFFIX}").write_text("<html>half")
+    (out / "summary.json").write_text('{"carnets": []}')
+    assert main(["audit", str(root), "--out", str(out), "--jobs", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"ecarte-audit: cannot write {calls[4]}: {os.strerror(error)}. ")
+    assert "The run stopped after 2 of 5 carnet(s); with --cache DIR, a new run resumes" in line
+    assert not Path(calls[4]).exists() and not (out / "summary.json").exists()
+    whole(out)
+
+
+# -- resume --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
+def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
+    root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
+    proc = start("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet", fault="sleep:t2:300")
+    wait_for(lambda: cached(cache) == 4, what="four carnets in the cache")
+    os.kill(proc.pid, stop)
+    code, err = finish(proc, timeout=60)
+    if stop == signal.SIGINT:
+        assert code == 130
+        assert err.strip().endswith("ecarte-audit: interrupted after 4 of 5 carnet(s); "
+                                    "run the same command again to audit only the rest")
+    else:
+        assert code == -signal.SIGKILL
+    assert not (out / "summary.json").exists()
+    whole(out)
+    code, err = run("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet")
+    assert code == 0, err
+    assert "ecarte-audit: 4 of 5 carnet(s) already audited (in the cache), 1 to audit" in err
+    accounted(out)
+
+
+# -- Dask -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def dask_cluster(monkeypatch, request):
+    """A two-worker LocalCluster whose workers see the fault hook `request.param`."""
+    distributed = pytest.importorskip("dask.distributed")
+    import dask
+
+    monkeypatch.setenv(TEST_FAULT_ENV, request.param)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield cluster, client
+
+
+@pytest.mark.parametrize("dask_cluster", ["sleep:t3:3"], indirect=True)
+def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
+    from concurrent.futures import ThreadPoolExecutor
+
+    cluster, client = dask_cluster
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+
+    def holder():
+        for address, keys in client.processing().items():
+            if any("-t3" in str(k) for k in keys):
+                return address
+        return None
+
+    with ThreadPoolExecutor(1) as ex:
+        batch = ex.submit(main, ["audit", str(root), "--out", str(out), "--quiet",
+                                 "--scheduler", cluster.scheduler_address])
+        wait_for(lambda: holder() or batch.done(), what="t3 on a worker")
+        address = holder()
+        assert address, "t3 was done before a worker could be lost"
+        pid = client.run(os.getpid, workers=[address])[address]
+        os.kill(pid, signal.SIGKILL)  # the worker holding t3 is lost
+        code = batch.result(timeout=120)
+    assert code == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert {e["verdict"] for e in accounted(out).values()} == {"ok"}
+
+
+@pytest.mark.parametrize("dask_cluster", ["kill:t1"], indirect=True)
+def test_dask_task_that_keeps_killing_workers_is_an_ec00_01(tmp_path, dask_cluster, capsys):
+    cluster, _ = dask_cluster
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    assert main(["audit", str(root), "--out", str(out), "--quiet", "--scheduler", cluster.scheduler_address]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    entries = accounted(out)
+    assert entries["t1"]["verdict"] == "unreadable"
+    assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t1")
+    assert ec00_01(out, "t1").startswith("Les processus de la grappe Dask qui auditaient ce carnet "
+                                         "ont été tués à chaque essai")
