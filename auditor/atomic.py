@@ -47,4 +47,5 @@ def make_folder(folder: Path) -> None:
 
 
 def write_failure(path: Path, exc: OSError) -> str:
+    """The message of a file that could not be written."""
     return f"cannot write {path}: {exc.strerror or exc}"

@@ -319,6 +319,7 @@ def _write_history(args, options, result) -> list[dict] | None:
 
 
 def cmd_review(args) -> int:
+    """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
     from auditor.reviews import FILE_NAME, ReviewError, record_review
     from auditor.series import find_finding
 
@@ -338,6 +339,7 @@ def cmd_review(args) -> int:
 
 
 def cmd_history(args) -> int:
+    """`ecarte-audit history`: answer a question on the findings history."""
     from auditor.history import answer
 
     print(answer(args.folder, args.lang, since=args.open_since, sql=args.sql), end="")

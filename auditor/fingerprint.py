@@ -25,6 +25,7 @@ LENGTH = 20   # hex digits: 80 bits, short enough to type, far from any collisio
 
 
 def identity(f: Finding, cover: dict, seance_dates: dict[int, str]) -> list:
+    """What identifies a finding across runs: casino, table, séance and its date, coup, rang, code, carnet column."""
     located = f.seance is not None
     ident = [VERSION, cover.get("casino"), cover.get("table"), f.seance,
              seance_dates.get(f.seance) if located else None, f.coup, f.rang, f.code, f.table, f.field]
@@ -51,6 +52,7 @@ def assign(findings: list[Finding], cover: dict, seance_dates: dict[int, str]) -
 
 
 def tie_order(f: Finding) -> tuple:
+    """The order of findings with the same identity (numbered by it)."""
     return (f.expected or "", f.found or "", f.impact_cents, f.message, f.column or "")
 
 

@@ -93,6 +93,7 @@ def append_run(folder: Path, run: dict, carnets: list[tuple[dict, list[dict]]]) 
 
 
 def new_run_id() -> str:
+    """A new run's id in the history."""
     return uuid.uuid4().hex[:12]
 
 

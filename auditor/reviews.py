@@ -35,6 +35,8 @@ class ReviewError(ValueError):
 
 @dataclass
 class ReviewFile:
+    """A reviews file as read: its valid decisions, the lines left out and why, its bytes."""
+
     path: Path | None
     entries: list[dict] = field(default_factory=list)      # valid decisions, in file order
     problems: list[str] = field(default_factory=list)      # "reviews.jsonl, line 3: …" (lines kept, left out)
@@ -72,6 +74,7 @@ def record_review(path: Path | str, fingerprint: str, status: str, justification
 
 def make_entry(fingerprint: str, status: str, justification: str, by: str, *, at: str | None = None,
                carnet: str | None = None, finding: dict | None = None) -> dict:
+    """One review decision as reviews.jsonl records it."""
     from auditor.report.json_report import generated_at
 
     status = (status or "").strip()

@@ -52,9 +52,11 @@ class SeriesView:
     orphans: list[dict] = field(default_factory=list)           # reviews whose finding is gone
 
     def state(self, f: Finding) -> str | None:
+        """The finding's state against the baseline (None without a baseline)."""
         return self.states.get(f.fingerprint) if self.has_baseline else None
 
     def counts(self) -> dict[str, int]:
+        """How many findings are in each state, and how many are absent since the baseline."""
         out = {s: 0 for s in STATES}
         for s in self.states.values():
             out[s] += 1
@@ -70,10 +72,12 @@ class SeriesView:
         return not only_new or self.state(f) == "new"
 
     def any(self) -> bool:
+        """There is something of the series to show."""
         return self.has_baseline or bool(self.reviews) or bool(self.orphans)
 
 
 def apply(findings: list[Finding], context: SeriesContext | None) -> SeriesView:
+    """The findings set against the run's baseline and reviews."""
     context = context or SeriesContext()
     view = SeriesView(has_baseline=context.baseline is not None)
     current = {f.fingerprint for f in findings}
@@ -110,6 +114,7 @@ def _kept(finding: dict) -> dict:
 
 
 def worst(findings: list[Finding], view: SeriesView, only_new: bool) -> Severity | None:
+    """The highest severity among the findings that block (only new ones when `only_new`)."""
     return max((f.severity for f in findings if view.blocking(f, only_new)), default=None)
 
 
@@ -148,6 +153,7 @@ class Series:
             self._shared = loaded.entries
 
     def context(self, carnet_id: str) -> SeriesContext | None:
+        """What the run brings to the carnet `carnet_id` (None without baseline or reviews)."""
         if self.baseline is None and self.reviews is None:
             return None
         baseline = None

@@ -65,7 +65,7 @@ class MemoryLimitExceeded(BaseException):
 
 
 class WorkerStartError(UsageError):
-    pass
+    """The worker processes could not start: a usage error, said once."""
 
 
 def rss_bytes() -> int:
@@ -102,13 +102,16 @@ class Watchdog:
             self._thread.start()
 
     def arm(self) -> None:
+        """Start watching the carnet being audited."""
         self.tripped_at = None
         self.armed = True
 
     def disarm(self) -> None:
+        """Stop watching: the carnet is done."""
         self.armed = False
 
     def stop(self) -> None:
+        """End the watchdog's thread."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -261,6 +264,7 @@ class _Worker:
 
 
 def exit_text(code: int | None) -> str:
+    """How a worker ended, in words (the signal's name, or its exit status)."""
     if code is not None and code < 0:
         try:
             return signal.Signals(-code).name
@@ -294,6 +298,8 @@ class LocalPool:
         return False
 
     def run(self, items: list[tuple[int, object]]) -> Iterator:
+        """Audit the items with the pool's workers, yielding each output as it comes; a carnet whose worker was
+        lost is retried alone."""
         lost: list[tuple[int, object]] = []
         yield from self._drain(deque(items), self.size, lost)
         for index, job in lost:
@@ -301,6 +307,7 @@ class LocalPool:
             yield from self._drain(deque([(index, job)]), 1, None)
 
     def close(self, kill: bool = False) -> None:
+        """Stop the workers (killed at once when `kill`, or when one still holds a carnet)."""
         workers, self.workers = self.workers, []
         for w in workers:
             if kill or w.held is not None:

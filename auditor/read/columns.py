@@ -118,6 +118,7 @@ class TableColumns:
 
 @lru_cache(maxsize=None)
 def table_columns(table: str) -> TableColumns | None:
+    """The columns of `table` as its schema names them (None for an unknown table)."""
     import ecarte_schemas
 
     schema = ecarte_schemas.MODELS.get(table)
@@ -164,11 +165,13 @@ class ColumnMap:
         return {}
 
     def as_json(self) -> dict:
+        """What findings.json records of the mapping file."""
         return {"file": Path(self.path).name, "sha256": self.digest,
                 "tables": {t: dict(pairs) for t, pairs in self.tables}}
 
 
 def load_columns_file(path: Path) -> ColumnMap:
+    """Read a `--columns` mapping file; a file that cannot be read or understood is a ColumnsFileError."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -224,6 +227,7 @@ class HeaderMatch:
     found: int = 0
 
     def complete(self, spec: TableColumns) -> bool:
+        """Every required column of `spec` was found in the header."""
         return self.required_found == len(spec.required)
 
 

@@ -34,6 +34,8 @@ from auditor.read.workbook_guard import (FormulaCell, Refused, SheetScan, check_
 
 @dataclass
 class ContainerCheck:
+    """What the guard found in an .ods, .xls or .xlsb workbook before calamine opens it."""
+
     scans: dict[str, SheetScan] = field(default_factory=dict)   # sheet name → scan (every sheet)
 
 
@@ -56,6 +58,7 @@ def _count(match) -> int:
 
 
 def check_ods(data: bytes, limits: Limits) -> ContainerCheck:
+    """Guard an .ods workbook: its zip, its size unzipped, the extent of each sheet."""
     zf, members = open_zip(data, limits, required="content.xml", not_kind="not_ods")
     budget = [limits.max_unzipped_bytes]
     content = b""
@@ -172,6 +175,7 @@ _XLS_BOF, _XLS_EOF = 0x0809, 0x000A
 
 
 def check_xls(data: bytes, limits: Limits) -> ContainerCheck:
+    """Guard an .xls workbook: its streams and the extent of each sheet."""
     stream = _xls_stream(data)
     sheets = _xls_sheets(stream)
     scans: dict[str, SheetScan] = {}
@@ -245,6 +249,7 @@ def _xls_sheets(stream: bytes) -> list[tuple[str, int]]:
 
 
 def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
+    """The extent and formula cells of one .xls sheet."""
     scan = SheetScan()
     unpack = struct.unpack_from
     depth = 0
@@ -304,6 +309,7 @@ _XLSB_DIM = 0x0094
 
 
 def check_xlsb(data: bytes, limits: Limits) -> ContainerCheck:
+    """Guard an .xlsb workbook: its zip, its size unzipped, the extent of each sheet."""
     zf, members = open_zip(data, limits, required="xl/workbook.bin", not_kind="not_xlsb")
     budget = [limits.max_unzipped_bytes]
     parts: dict[str, bytes] = {}
@@ -359,6 +365,7 @@ def _xlsb_records(body: bytes):
 
 
 def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
+    """The extent and formula cells of one .xlsb sheet."""
     scan = SheetScan()
     row = 0
     unpack = struct.unpack_from

@@ -19,6 +19,7 @@ _WORDS = {
 
 
 def explain_reading(raw: RawCarnet, shown: str, lang: str = "fr") -> str:
+    """How the carnet was read, in words: container, header rows, columns found and mapped, rows left out."""
     from auditor.read.columns import table_columns
 
     w = _WORDS.get(lang, _WORDS["fr"])

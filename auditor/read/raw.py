@@ -116,6 +116,7 @@ class RawCarnet:
 
 
 def empty_frame(columns) -> pd.DataFrame:
+    """A text table with the given columns and no rows."""
     df = pd.DataFrame({name: pd.Series([], dtype=object) for name in columns})
     df["_row"] = pd.array([], dtype="int64")
     return df

@@ -39,6 +39,7 @@ _NUMBER_TEXT_MAX = 100_000
 
 
 def cell_text(value) -> str:
+    """A workbook cell's value as the text the normaliser parses (numbers at Excel's 15-digit precision)."""
     kind = type(value)
     if kind is float:
         text = _NUMBER_TEXT.get(value)

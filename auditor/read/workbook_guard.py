@@ -82,6 +82,7 @@ class WorkbookCheck:
 
 def open_zip(data: bytes, limits: Limits, required: str = "xl/workbook.xml",
              not_kind: str = "not_xlsx") -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
+    """Open a workbook's zip within the limits, refusing what is not one (EC00-01 of kind `not_kind`)."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()

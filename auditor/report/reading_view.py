@@ -19,6 +19,7 @@ def _rows(rows: list[int]) -> str:
 
 
 def reading_section(result: AuditResult, lab: dict) -> dict | None:
+    """The report's reading section (how the carnet was read), or None without reading notes."""
     notes = result.carnet.reading
     if not notes or not notes.get("tables"):
         return None

@@ -34,6 +34,7 @@ LABELS = {
 
 
 def labels(lang: str) -> dict:
+    """The series labels in `lang`."""
     return LABELS.get(lang, LABELS["fr"])
 
 
@@ -49,6 +50,7 @@ def _review(r: dict | None, lang: str) -> dict | None:
 
 
 def report_part(result, series) -> dict:
+    """What the report shows of the series: baseline states, reviews, findings absent since."""
     lang = result.lang
     lab = labels(lang)
     order = {s: i for i, s in enumerate(STATES)}

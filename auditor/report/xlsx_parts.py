@@ -76,6 +76,7 @@ class Package:
         return name not in self.dropped and (name in self.new or name in self.infos)
 
     def read(self, name: str) -> bytes:
+        """A part of the package, as it now is."""
         if name in self.new:
             return self.new[name]
         return self.zf.read(name)
@@ -91,12 +92,14 @@ class Package:
         return zlib.decompressobj(-15).decompress(raw, size)
 
     def write(self, name: str, data: bytes) -> None:
+        """Replace or add a part."""
         self.dropped.discard(name)
         self.new[name] = data
         if name not in self.infos and name not in self.order:
             self.order.append(name)
 
     def drop(self, name: str) -> None:
+        """Leave a part out of the saved package."""
         self.dropped.add(name)
         self.new.pop(name, None)
 
@@ -109,6 +112,7 @@ class Package:
         return self.data[begin:begin + info.compress_size]
 
     def save(self, date_time: tuple[int, int, int, int, int, int]) -> bytes:
+        """The package as zip bytes, every entry stamped `date_time`."""
         out = io.BytesIO()
         central = []
         dos_time = (date_time[3] << 11) | (date_time[4] << 5) | (date_time[5] // 2)
@@ -230,6 +234,8 @@ def _rels_name(part: str) -> str:
 
 @dataclass
 class SheetPart:
+    """One sheet of the workbook: its title, its zip member, whether it is a worksheet."""
+
     title: str
     part: str                   # zip member
     is_worksheet: bool
@@ -301,16 +307,19 @@ class Styles:
         return re.findall(rb"<" + p + tag + rb"\b[^>]*?(?:/>|>.*?</" + p + tag + rb">)", m.group(0), re.S)
 
     def count(self, section: bytes, tag: bytes) -> int:
+        """How many elements `tag` the section holds, added ones included."""
         if section not in self.counts:
             self.counts[section] = len(self._elements(section, tag))
         return self.counts[section] + len(self.added.get(section, []))
 
     def append(self, section: bytes, tag: bytes, element: bytes) -> int:
+        """Add an element to a section; its index."""
         index = self.count(section, tag)
         self.added.setdefault(section, []).append(element)
         return index
 
     def fill(self, label: str, rgb: str) -> int:
+        """The index of the solid fill of colour `rgb` (added once per label)."""
         if label not in self.fills:
             p = self.p.decode()
             self.fills[label] = self.append(b"fills", b"fill", (
@@ -334,6 +343,7 @@ class Styles:
         return self.clones[key]
 
     def to_bytes(self) -> bytes:
+        """The styles part with the added elements."""
         xml = self.xml
         for section, elements in self.added.items():
             m = self._section(section, xml)
@@ -473,6 +483,7 @@ class SheetEdit:
         self.inserts.setdefault(at, []).append((col, cell))
 
     def drop_formulas(self) -> None:
+        """Replace every formula by the value Excel saved."""
         p = self.p
         for tag in (b"<" + p + b"f>", b"<" + p + b"f "):
             pos = self.xml.find(tag)
@@ -485,6 +496,7 @@ class SheetEdit:
             pos = self.xml.find(b"<" + p + b"f/>", pos + 1)
 
     def quote_shared(self, indices: set[int]) -> None:
+        """Mark the shared strings `indices` as text (quote prefix) where cells use them."""
         if not indices:
             return
         p = re.escape(self.p)
@@ -497,6 +509,7 @@ class SheetEdit:
                 self._change(start, quote=True)
 
     def quote_inline(self) -> None:
+        """Mark inline strings that look like formulas as text (quote prefix)."""
         p = re.escape(self.p)
         starts = re.escape("".join(FORMULA_START).encode())
         pattern = re.compile(rb"<" + p + rb"is><" + p + rb"t(?: xml:space=\"preserve\")?>[" + starts + rb"]")
@@ -504,6 +517,7 @@ class SheetEdit:
             self._change(self._cell_start(m.start()), quote=True)
 
     def legacy_drawing(self, rid: str) -> None:
+        """Point the sheet at its comments' drawing `rid`."""
         p = self.p
         end_data = self.xml.rfind(b"</" + p + b"sheetData>")
         if end_data < 0:
@@ -561,6 +575,7 @@ class SheetEdit:
         return tag + inner
 
     def to_bytes(self) -> bytes:
+        """The sheet's XML with every edit applied."""
         edits: list[tuple[int, int, bytes]] = []
         for start, (end, changes) in self.cells.items():
             edits.append((start, end, self._rewrite_cell(start, end, changes)))
