@@ -393,6 +393,7 @@ def cmd_columns(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    """`ecarte-audit serve`: the local page, until Ctrl-C."""
     from dataclasses import replace
 
     from auditor.i18n import cli_label, environment_lang

@@ -71,6 +71,7 @@ def cli_labels(lang: str) -> dict[str, str]:
 
 
 def cli_label(key: str, lang: str, **params) -> str:
+    """One command-line text (`section.key`) in `lang`, its {placeholders} filled."""
     text = cli_labels(lang)[key]
     return text.format(**params) if params else text
 

@@ -35,6 +35,8 @@ MAX_UPLOAD_FILES = 500   # a drop of carnets, or the CSV files of a few
 
 
 class UploadTooLarge(Exception):
+    """An uploaded file (name given) or the whole upload (no name) past its limit."""
+
     def __init__(self, name: str, limit: int):
         super().__init__(name)
         self.name, self.limit = name, limit

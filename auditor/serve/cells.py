@@ -21,6 +21,7 @@ def _raw(path: Path, limits: Limits | None):
 
 
 def cell_view(job: CarnetJob, table: str, row: str, column: str, limits: Limits | None = None) -> dict:
+    """The rows around `row` of `table` as read, with the finding's cell marked."""
     raw = _raw(job.path, limits)
     rt = raw.tables.get(table)
     view = {"table": table, "row": row, "column": column, "columns": [], "rows": [], "found": False}
@@ -41,6 +42,7 @@ def cell_view(job: CarnetJob, table: str, row: str, column: str, limits: Limits 
 
 def cell_page(job: CarnetJob, table: str, row: str, column: str, cell: str, lang: str,
               limits: Limits | None = None) -> str:
+    """The cell view as an HTML page (the page's own stylesheet, no script)."""
     from auditor.serve.app import _templates
 
     labels = page_labels(lang)

@@ -21,5 +21,6 @@ def page_labels(lang: str) -> dict[str, str]:
 
 
 def page_label(key: str, lang: str, **params) -> str:
+    """One text of the page (`section.key`) in `lang`, its {placeholders} filled."""
     text = page_labels(lang)[key]
     return text.format(**params) if params else text

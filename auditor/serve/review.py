@@ -17,6 +17,7 @@ from auditor.serve.labels import page_label
 
 
 def default_name() -> str:
+    """This computer's user name, offered as who reviews."""
     try:
         return getpass.getuser()
     except Exception:   # no user name in this environment: the page asks for one
@@ -31,6 +32,7 @@ class PageReviews:
         self.name = default_name()
 
     def statuses(self, lang: str) -> list[tuple[str, str]]:
+        """The review statuses, with their words in `lang`."""
         return [(s, STATUS_TEXT[lang][s]) for s in STATUSES]
 
     def current(self) -> dict[str, dict]:
@@ -38,6 +40,7 @@ class PageReviews:
         return latest(load_reviews(self.path).entries)
 
     async def record(self, run, cid: str, body: dict) -> JSONResponse:
+        """Check the page's decision on finding `body["index"]`, then append it to the file."""
         lang = run.lang
 
         def refuse(key: str, **params) -> JSONResponse:

@@ -32,6 +32,8 @@ RUN_ID = "[0-9a-f]{16}"
 
 @dataclass
 class Run:
+    """One audit asked for by the page, and what it gave."""
+
     id: str
     folder: Path
     lang: str
@@ -46,9 +48,11 @@ class Run:
 
     @property
     def out(self) -> Path:
+        """Where its reports are written."""
         return self.folder / "out"
 
     def status(self) -> dict:
+        """What the page polls: state, progress, carnets with their links."""
         base = f"runs/{self.id}/"
         return {"run": self.id, "state": self.state, "done": self.done, "total": self.total, "batch": self.batch,
                 "index": base + "index.html" if self.batch and self.state == "done" else None,
@@ -72,6 +76,7 @@ class Runs:
         self.stopping = False
 
     def get(self, run_id: str) -> Run | None:
+        """The run of that id (None: no such run)."""
         return self._runs.get(run_id)
 
     def _new(self, lang: str) -> Run:
@@ -84,6 +89,7 @@ class Runs:
         return run
 
     def upload(self, files: list[tuple[str, bytes]], lang: str) -> Run:
+        """Audit uploaded (name, content) pairs, in the worker thread."""
         run = self._new(lang)
         self._pool.submit(self._guarded, run, self._upload, files)
         return run

@@ -36,11 +36,13 @@ SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy"
 
 
 def host_allowed(host: str | None) -> bool:
+    """A Host header naming this machine's loopback: 127.0.0.1 or localhost, any port."""
     m = _HOST.match((host or "").strip())
     return bool(m) and m["name"].lower() in LOOPBACK_NAMES
 
 
 def cookie_name(port: int) -> str:
+    """The token cookie of the server on `port` (cookies do not tell ports apart)."""
     return f"ecarte-audit-token-{port}"
 
 

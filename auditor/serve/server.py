@@ -28,6 +28,7 @@ def bind(port: int | None) -> socket.socket:
 
 def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", ui: str = "en",
           limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout) -> int:
+    """Serve the page on 127.0.0.1 until Ctrl-C, then remove the private folder."""
     import uvicorn
 
     from auditor.i18n import cli_label

@@ -40,6 +40,8 @@ class Staged:
 
 @dataclass
 class Staging:
+    """The carnets made from one upload, and the files that were no part of one."""
+
     carnets: list[Staged] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)   # uploaded names that are no part of a carnet
 
@@ -51,11 +53,13 @@ def base_name(uploaded: str) -> str:
 
 
 def folder_of(uploaded: str) -> str:
+    """The folder part of an uploaded name (`a/b/coups.csv` → `a/b`), for grouping only."""
     parts = [p for p in re.split(r"[\\/]", uploaded or "") if p]
     return "/".join(parts[:-1])
 
 
 def suffix(uploaded: str) -> str:
+    """The uploaded name's suffix, lower case (`.xlsx`), for comparing only."""
     name = base_name(uploaded)
     return name[name.rfind("."):].lower() if "." in name else ""
 
@@ -105,6 +109,7 @@ def _write_csv_carnet(shown: str, group: dict[str, bytes], folder: Path, counter
 # Parts of a member name that would leave the folder it is unpacked into, or
 # name a device: `..`, an absolute path, a drive (`C:`), a NUL.
 def unsafe_member(name: str) -> bool:
+    """A zip member name that would leave its folder or name a device."""
     if not name or "\0" in name or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
         return True
     return any(part == ".." for part in re.split(r"[\\/]", name))
