@@ -451,10 +451,35 @@ def cmd_generate(args) -> int:
             out = write_csv_folder(tables, args.out)
     except OSError as exc:
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    if expected:
+        _check_breaches(out, expected)
     n = {k: len(v) for k, v in tables.items()}
     print(f"{out}: {n['seances']} séance(s), {n['coups']} coups, {n['mises']} mises, {n['tickets']} ticket runs"
           + (f"; breaches: expect {', '.join(sorted(expected))}" if expected else ""), file=sys.stderr)
     return EXIT_OK
+
+
+def _check_breaches(out: Path, expected: set[str]) -> None:
+    """The carnet written gives exactly the codes announced, or it is removed and
+    the combination refused: breaches made one after the other can undo or
+    add to each other (a later one renumbering what an earlier one broke)."""
+    import shutil
+
+    from auditor.catalogue import load_profile
+    from auditor.model import Severity
+    from auditor.audit import audit_path
+
+    found = {f.code for f in audit_path(out, load_profile()).findings if f.severity >= Severity.WARNING}
+    if found == expected:
+        return
+    shutil.rmtree(out) if out.is_dir() else out.unlink()
+    parts = []
+    if expected - found:
+        parts.append(f"{', '.join(sorted(expected - found))} undone by another breach")
+    if found - expected:
+        parts.append(f"{', '.join(sorted(found - expected))} would appear as well")
+    raise UsageError(f"these breaches cannot be made together on this carnet ({'; '.join(parts)}): "
+                     "nothing written; try fewer codes or another --seed")
 
 
 if __name__ == "__main__":

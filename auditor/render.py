@@ -12,7 +12,8 @@ from auditor import __version__
 from auditor.catalogue import Profile
 from auditor.model import AuditResult, Finding, Violation
 from auditor.report import html_report, json_report
-from auditor.report.view import verdict
+
+from auditor.report.view import period_of, verdict
 
 if TYPE_CHECKING:
     from auditor.batch.plan import CarnetJob
@@ -21,9 +22,13 @@ FORMATS = ("html", "json", "xlsx")
 
 
 def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...], profile: Profile,
-                   generated_at: str | None = None, view=None) -> tuple[dict[str, bytes], dict]:
+                   generated_at: str | None = None, view=None, cross: list[dict] | None = None,
+                   reports: dict[str, str | None] | None = None) -> tuple[dict[str, bytes], dict]:
     """The carnet's files (name → bytes) and its row in the batch summary;
-    `view` is the carnet's findings against its baseline and reviews."""
+    `view` is the carnet's findings against its baseline and reviews.
+    `cross`: the batch's cross-carnet findings involving this carnet (seen from
+    it, `for_carnet`), shown and counted in its report; `reports`: each
+    carnet id's report path in the batch, to link to the other carnet."""
     from auditor import series
 
     view = view or series.apply(result.findings, job.context)
@@ -35,13 +40,15 @@ def render_outputs(result: AuditResult, job: CarnetJob, formats: tuple[str, ...]
     if "html" in formats:
         files["report.html"] = html_report.render_report(
             result, job.shown, doc["generated_at"],
-            findings_file="findings.json" if "json" in formats else None, series=view).encode("utf-8")
+            findings_file="findings.json" if "json" in formats else None,
+            annotated_file="annotated.xlsx" if "xlsx" in formats else None,
+            cross=cross, reports=reports, series=view).encode("utf-8")
     if "xlsx" in formats:
         from auditor.report.excel_report import annotated_bytes
 
         files["annotated.xlsx"] = annotated_bytes(result, job.path, result.lang, doc["generated_at"])
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
-             "carnet": doc["carnet"], "summary": doc["summary"],
+             "carnet": doc["carnet"], "period": period_of(result), "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
     if view.has_baseline:
         entry["baseline_counts"] = view.counts()
@@ -63,7 +70,13 @@ def restamp_outputs(files: dict[str, bytes], old: str, new: str) -> dict[str, by
         html = out["report.html"]
         at = html.rfind(b"<footer>")
         if at >= 0:
-            out["report.html"] = html[:at] + html[at:].replace(old.encode(), new.encode())
+            from auditor.i18n import LANGS
+            from auditor.report.view import moment_text
+
+            tail = html[at:].replace(old.encode(), new.encode())
+            for lang in LANGS:   # the footer also writes the moment the reader's way
+                tail = tail.replace(moment_text(old, lang).encode(), moment_text(new, lang).encode())
+            out["report.html"] = html[:at] + tail
     if "annotated.xlsx" in out:
         from auditor.report.xlsx_io import restamp
 
@@ -76,6 +89,11 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     """Write the batch's summary.json and index.html beside the carnets' folders."""
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
+    # A cross-carnet finding counts once in the totals, though each carnet it involves counts it.
+    for f in cross_findings or []:
+        key = {"error": "errors", "warning": "warnings", "info": "info"}[f["severity"]]
+        totals[key] += 1
+        totals["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     totals["carnets"] = len(entries)
     totals["cross_carnet_findings"] = len(cross_findings or [])
     doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
@@ -90,7 +108,7 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         from auditor.report.view import index_view
 
         view = index_view(doc, lang)
-        view["series"] = index_part(entries, lang, trends)
+        view.series = index_part(entries, lang, trends)
         write_atomic(out / "index.html", html_report.render("index.html.j2", view))
 
 
@@ -101,3 +119,4 @@ def cross_carnet_json(f: Finding, v: Violation) -> dict:
     return {"code": f.code, "severity": f.severity.label, "article": f.article, "message": f.message,
             "casino": p["casino"], "valeur_cents": p["valeur_cents"], "first": p["first"], "last": p["last"],
             "carnets": p["carnets"], "impact_cents": int(f.impact_cents)}
+

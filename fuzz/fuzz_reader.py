@@ -1,13 +1,15 @@
 """Fuzz the reader (and, for a share of the inputs, the whole audit) with
 hypothesis-generated hostile carnets: random bytes as workbooks and CSV
 files, valid workbooks with their XML and zip edited, valid CSV tables with
-their text edited in any dialect.
+their text edited in any dialect, and sound carnets spoiled as clerks do
+(columns and tables dropped, cells corrupted, rows repeated or moved), a
+share of which go through the whole audit.
 
 Any exception out of `read_carnet` (or of `audit_path(..., debug=True)`) is a
 crash: it is printed with its input saved under fuzz/crashes/. Workers run
 under a memory cap, so an allocation blow-up kills a worker and counts too.
 
-    python fuzz/fuzz_reader.py [--inputs N] [--jobs J] [--audit-every K] [--seed S]
+    python fuzz/fuzz_reader.py [--inputs N] [--jobs J] [--audit-every K] [--audit-spoiled-every K] [--seed S]
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ MEMORY_CAP = 3 * 1024 ** 3
 
 
 def worker(args) -> tuple[int, list[str]]:
-    count, seed, audit_every = args
+    count, seed, audit_every, audit_spoiled_every = args
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
@@ -43,7 +45,7 @@ def worker(args) -> tuple[int, list[str]]:
     from strategies import fast_input, materialise
 
     profile = load_profile()
-    done = [0]
+    done, spoiled = [0], [0]
     crashes: list[str] = []
     tmp = Path(tempfile.mkdtemp(prefix="fuzz-"))
 
@@ -55,7 +57,13 @@ def worker(args) -> tuple[int, list[str]]:
         done[0] += 1
         path = materialise(item, tmp / "in")
         try:
-            if done[0] % audit_every == 0:
+            if item[0] == "spoiled":
+                # A sound carnet with columns dropped and cells corrupted: its point is the rules.
+                spoiled[0] += 1
+                audit_it = spoiled[0] % audit_spoiled_every == 0
+            else:
+                audit_it = done[0] % audit_every == 0
+            if audit_it:
                 audit_path(path, profile, debug=True)
             else:
                 read_carnet(path)
@@ -78,13 +86,15 @@ def main() -> int:
     parser.add_argument("--inputs", type=int, default=int(os.environ.get("FUZZ_INPUTS", 100_000)))
     parser.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     parser.add_argument("--audit-every", type=int, default=1000, help="run the whole audit on every K-th input")
+    parser.add_argument("--audit-spoiled-every", type=int, default=5,
+                        help="run the whole audit on every K-th spoiled carnet (columns dropped, cells corrupted)")
     parser.add_argument("--seed", type=int, default=int(os.environ.get("FUZZ_SEED", 2026)))
     parser.add_argument("--chunk", type=int, default=5000, help="inputs per worker task")
     args = parser.parse_args()
     tasks, left, n = [], args.inputs, 0
     while left > 0:
         size = min(args.chunk, left)
-        tasks.append((size, args.seed * 1_000_003 + n, args.audit_every))
+        tasks.append((size, args.seed * 1_000_003 + n, args.audit_every, args.audit_spoiled_every))
         left -= size
         n += 1
     start = time.monotonic()

@@ -111,9 +111,71 @@ def mutated_csv(draw, whole: bool = True):
     return "csv", files
 
 
-any_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv())
+@lru_cache(maxsize=1)
+def base_rows() -> dict[str, tuple[list[str], list[list[str]]]]:
+    """A carnet with simple and chouette coups, every table as (header, rows) of cell texts."""
+    import csv
+    import tempfile
+
+    from auditor.synth.generate import Spec, generate, write_csv_folder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write_csv_folder(generate(Spec(seances=2, coups=5, mises=3, seed=9, chouette=True)),
+                                  Path(tmp) / "c")
+        out = {}
+        for p in folder.iterdir():
+            records = list(csv.reader(io.StringIO(p.read_text(encoding="utf-8"), newline=""), delimiter=";"))
+            out[p.stem] = (records[0], records[1:])
+        return out
+
+
+CELL_TOKENS = ["", " ", "x", "douze", "12,555", "1.250", "-1", "0", "99999999999999999", "31/02/2026", "02.03.2026",
+               "46083", "zz", "A", "APRES", "chouette", "1e3", "NaN", "∞", "١٢", "=1+1", "\x00"]
+
+
+@st.composite
+def spoiled_carnet(draw):
+    """A sound carnet (simple and chouette coups) spoiled as clerks do: columns
+    dropped, cells corrupted, rows repeated or out of order. These inputs are
+    audited whole: they reach the rules, not only the reader."""
+    import csv
+
+    tables = {name: (list(header), [list(r) for r in rows]) for name, (header, rows) in base_rows().items()}
+    names = sorted(tables)
+    for name in draw(st.lists(st.sampled_from(names), max_size=2, unique=True)):   # tables left out
+        if name != "coups":
+            tables.pop(name)
+    for _ in range(draw(st.integers(0, 3))):                                      # columns dropped
+        name = draw(st.sampled_from(sorted(tables)))
+        header, rows = tables[name]
+        if len(header) > 1:
+            j = draw(st.integers(0, len(header) - 1))
+            tables[name] = (header[:j] + header[j + 1:], [r[:j] + r[j + 1:] for r in rows])
+    for _ in range(draw(st.integers(0, 8))):                                      # cells corrupted
+        name = draw(st.sampled_from(sorted(tables)))
+        header, rows = tables[name]
+        if rows:
+            r, j = draw(st.integers(0, len(rows) - 1)), draw(st.integers(0, len(header) - 1))
+            rows[r][j] = draw(st.one_of(st.sampled_from(CELL_TOKENS), st.text(max_size=5)))
+    for _ in range(draw(st.integers(0, 2))):                                      # rows repeated or moved
+        name = draw(st.sampled_from(sorted(tables)))
+        rows = tables[name][1]
+        if rows:
+            i, k = draw(st.integers(0, len(rows) - 1)), draw(st.integers(0, len(rows)))
+            rows.insert(k, list(rows[i]) if draw(st.booleans()) else rows.pop(i))
+    files = {}
+    for name, (header, rows) in tables.items():
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter=";", lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+        files[name] = buf.getvalue().encode("utf-8", "replace")
+    return "spoiled", files
+
+
+any_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(), spoiled_carnet())
 # For the fuzz driver: the same inputs, one table per CSV carnet.
-fast_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(whole=False))
+fast_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(whole=False), spoiled_carnet())
 
 
 def materialise(item, folder: Path) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
-from strategies import materialise, mutated_csv, mutated_xlsx, random_csv, random_xlsx  # noqa: E402
+from strategies import materialise, mutated_csv, mutated_xlsx, random_csv, random_xlsx, spoiled_carnet  # noqa: E402
 
 from auditor.catalogue import load_profile  # noqa: E402
 from auditor.normalise import normalise  # noqa: E402
@@ -111,3 +111,15 @@ def test_edited_csv_carnets_are_audited_and_every_row_accounted_for(item):
         table = result.summary["tables"].get(name)
         if table is not None:
             assert table["read"] == expected, name
+
+
+@SLOW
+@given(spoiled_carnet())
+def test_spoiled_carnets_are_audited_whole(item):
+    """Columns dropped, cells corrupted, rows repeated or moved: every rule runs
+    or says why not (debug: a rule's defect would raise here), rows add up."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = audit_path(materialise(item, Path(tmp)), PROFILE, debug=True)
+        for table in result.summary["tables"].values():
+            assert table["audited"] + table["rejected"] == table["read"]
+        assert all(r.reason for r in result.rules if r.status.value == "not_checked")

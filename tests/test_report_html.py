@@ -74,7 +74,8 @@ def test_same_input_same_bytes(breached, monkeypatch):
     again = audit_path(breached[1], load_profile(), "fr")
     assert render_report(again, "carnet.xlsx", STAMP) == first
     footer = parse_strict(first).find(".//footer")
-    assert STAMP in text(footer)
+    assert footer.find("time").get("datetime") == STAMP
+    assert "01/01/2026 à 00:00 UTC" in text(footer)       # the reader's way
 
 
 # -- escaping ------------------------------------------------------------------------------
@@ -163,7 +164,11 @@ def test_findings_grouped_by_rule_with_every_field(breached):
             assert c[0:3] == [str(v) if v is not None else "" for v in (f.seance, f.coup, f.rang)]
             assert c[3] == " ".join(f.message.split())
             assert f.table in c[4] and str(f.row) in c[4] and (f.cell or "") in c[4]
-            assert _norm(c[5]) == _norm(f.expected or "") and _norm(c[6]) == _norm(f.found or "")
+            if code in view_module.VALUE_COLUMNS:      # information: one column of its own instead
+                assert c[5] == view_module.VALUE_COLUMNS[code][1](f)
+                c = c[:6] + [""] + c[6:]
+            else:
+                assert _norm(c[5]) == _norm(f.expected or "") and _norm(c[6]) == _norm(f.found or "")
             assert _norm(c[7]) == (_norm(format_cents(f.impact_cents, "fr")) if f.impact_cents else "")
             assert tr.get("data-severity") == f.severity.label
     impacts = {g.get("data-code"): g.find("summary/span[@class='impact']") for g in groups}
@@ -229,7 +234,7 @@ def test_charts_are_inline_svg(breached):
 def test_levy_chart_adds_up_to_the_summary(breached):
     result, _ = breached
     view = view_module.report_view(result, "x", STAMP)
-    titles = [b.title for b in view["charts"]["levy"].bars]
+    titles = [b.title for b in view.charts.levy.bars]
     assert len(titles) == 9
     # Expected per séance = recorded + levy findings' impact; over the carnet
     # that is the engine's expected total (tie rounding "up").
@@ -352,12 +357,15 @@ def test_index_one_row_per_carnet_with_totals():
     table = dom.find(".//table[@id='carnets']")
     assert "sortable" in table.get("class").split()
     rows = table.findall("tbody/tr")
-    assert [r.get("data-id") for r in rows] == [e["id"] for e in entries]
-    for r, e in zip(rows, entries):
+    assert sorted(r.get("data-id") for r in rows) == sorted(e["id"] for e in entries)
+    by_id = {e["id"]: e for e in entries}
+    for r in rows:
+        e = by_id[r.get("data-id")]
         c = cells(r)
-        assert "sev" in r.findall("td")[3].get("class") and e["verdict"] in r.findall("td")[3].get("class")
-        assert c[4:7] == [str(e["summary"][k]) for k in ("errors", "warnings", "info")]
+        assert "sev" in r.findall("td")[4].get("class") and e["verdict"] in r.findall("td")[4].get("class")
+        assert c[5:8] == [str(e["summary"][k]) for k in ("errors", "warnings", "info")]
         assert r.find(".//a").get("href") == e["report"]
+        assert text(r.find(".//a")) == e["path"].removeprefix("sample_carnets/")   # names the carnet
     assert text(dom.find(".//td[@id='total-errors']")) == str(sum(e["summary"]["errors"] for e in entries))
     assert text(dom.find(".//div[@id='total-carnets']")) == str(len(entries))
     assert text(dom.find(".//div[@id='verdict-unreadable']")) == "1"

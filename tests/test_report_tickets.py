@@ -125,7 +125,7 @@ def test_table_counts_each_mark_per_value(marked):
     assert list(rows) == ["10", "100"]
     lab = labels("fr")
     dimes, ones = rows["10"], rows["100"]
-    # value, books opened, tickets used, séances, missing, owed, detached twice, outside
+    # value, books opened, tickets used, séances, missing, owed, detached twice, outside, used early
     assert dimes[0] == _norm(format_cents(10, "fr")) or _norm(dimes[0]) == _norm(format_cents(10, "fr"))
     assert dimes[1] == "1" and dimes[3] == "1 → 3 (3)"
     assert dimes[4] == f"3 {lab['tk_in_runs'].format(n=1)}" and codes["EC83-01"] == 2
@@ -134,6 +134,7 @@ def test_table_counts_each_mark_per_value(marked):
     outside = [f for f in doc["findings"] if f["code"] == "EC561-01"]
     assert [f["found"] for f in outside] == ["9001-9006"]
     assert dimes[7] == f"6 {lab['tk_in_runs'].format(n=1)}"
+    assert dimes[8] == "0"          # no book used before its service date: every EC561-01 is counted once
     assert ones[4] == f"2 {lab['tk_in_runs'].format(n=1)}" and _norm(ones[5]) == _norm(format_cents(200, "fr"))
     assert ones[6] == f"1 {lab['tk_in_runs'].format(n=codes['EC82-03'])}" and codes["EC82-03"] == 1
     assert ones[7] == "0"

@@ -24,6 +24,7 @@ from auditor.catalogue import load_profile
 from auditor.errors import WriteError
 from auditor.model import BatchCarnet, Severity
 from auditor.render import cross_carnet_json
+from auditor.report.cross_carnet import attribute, for_carnet
 
 __all__ = ["BatchResult", "Cache", "CarnetJob", "JobOutput", "Options", "carnet_id", "fingerprint", "plan",
            "run_batch", "run_job", "worst_severity"]
@@ -105,8 +106,36 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
     batch = [BatchCarnet(e["id"], e["path"], e["carnet"].get("casino") or "", e["carnet"].get("table"), o.tickets)
              for e, o in zip(entries, ordered)]
     cross = [cross_carnet_json(f, v) for f, v in audit_batch(batch, load_profile(), options.lang)]
+    attribute(entries, cross)
+    _reports_with_cross(jobs, entries, cross, out, options)
     return BatchResult(entries, [o.worst for o in ordered], cross, cached=sum(o.cached for o in ordered),
                        history=[o.history for o in ordered])
+
+
+def _reports_with_cross(jobs: list[CarnetJob], entries: list[dict], cross: list[dict], out: Path,
+                        options: Options) -> None:
+    """The report of each carnet a cross-carnet finding involves, rendered again
+    with it (its verdict, counts and a section naming the other carnet). Only
+    those carnets are audited a second time, here, once the batch is known."""
+    if not cross or "html" not in options.formats:
+        return
+    from auditor.audit import audit_path
+    from auditor.report.html_report import render_report
+    from auditor.report.json_report import generated_at
+
+    reports = {e["id"]: e.get("report") for e in entries}
+    profile = load_profile()
+    for job in jobs:
+        mine = for_carnet(cross, job.id)
+        if not mine:
+            continue
+        result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
+                            columns=options.columns)
+        html = render_report(result, job.shown, options.generated_at or generated_at(),
+                             findings_file="findings.json" if "json" in options.formats else None,
+                             annotated_file="annotated.xlsx" if "xlsx" in options.formats else None,
+                             cross=mine, reports=reports)
+        write_atomic(out / job.id / "report.html", html.encode("utf-8"))
 
 
 def _write(o: JobOutput, job: CarnetJob, out: Path) -> None:

@@ -55,7 +55,9 @@ def ticket_detached_at_one_table(batch: Sequence[BatchCarnet], profile: Profile)
             table="tickets", row=int(here["row"]), seance=int(here["seance"]), coup=int(here["coup"]),
             kind="cross_carnet",
             params={"valeur_cents": int(here["valeur"]), "span": str(first) if first == last else f"{first} … {last}",
-                    "count": last - first + 1, "other": b.path, "other_table": b.table,
+                    "count": last - first + 1, "other": b.path,
+                    # "?" when the other cover gives no table number (EC64-06 there).
+                    "other_table": "?" if b.table is None or b.table == "" else str(b.table),
                     "casino": here["casino"], "first": first, "last": last,
                     "carnets": [
                         {"id": a.id, "path": a.path, "table": a.table, "seance": int(here["seance"]),

@@ -215,11 +215,19 @@ def timeline_chart(result: AuditResult, seances: list[int], top_coup: dict[int, 
     return chart
 
 
+@dataclass
+class Charts:
+    """The report's three charts; one with nothing to draw is None (the template says so)."""
+
+    levy: Chart | None
+    rules: Chart | None
+    timeline: Chart | None
+
+
 def report_charts(result: AuditResult, lab: dict, lang: str, groups, dates: dict[int, str],
                   n_coups: dict[int, int], top_coup: dict[int, int], levy_recorded: dict[int, int],
-                  levy_codes: tuple[str, ...], tickets_face: dict[int, int] | None = None) -> dict:
-    """The three charts; a chart with nothing to draw is None (the template says so).
-    `tickets_face`: face value of the tickets per séance (None: no tickets table read)."""
+                  levy_codes: tuple[str, ...], tickets_face: dict[int, int] | None = None) -> Charts:
+    """The three charts. `tickets_face`: face value of the tickets per séance (None: no tickets table read)."""
     seances = sorted(set(dates) | set(n_coups))
     # A séance known only from its tickets (an orphan, EC00-03) still shows their face value.
     levy_seances = sorted(set(seances) | set(tickets_face or ()))
@@ -229,6 +237,6 @@ def report_charts(result: AuditResult, lab: dict, lang: str, groups, dates: dict
     for f in result.findings:
         if f.code in levy_codes and f.seance is not None:
             expected[f.seance] = expected.get(f.seance, 0) + f.impact_cents
-    return {"levy": levy_chart(levy_seances, levy_recorded, expected, lab, lang, tickets_face),
-            "rules": rules_chart(groups, lab),
-            "timeline": timeline_chart(result, seances, top_coup, lab)}
+    return Charts(levy=levy_chart(levy_seances, levy_recorded, expected, lab, lang, tickets_face),
+                  rules=rules_chart(groups, lab),
+                  timeline=timeline_chart(result, seances, top_coup, lab))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from copy import copy
+from decimal import Decimal
 import re
 import zipfile
 from collections import defaultdict
@@ -23,7 +24,8 @@ from xml.etree.ElementTree import ParseError
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.styles import Font
+from openpyxl.styles import Alignment, Font
+from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.hyperlink import Hyperlink
 
@@ -33,7 +35,7 @@ from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
-from auditor.report.view import article_text
+from auditor.report.view import VALUE_COLUMNS, article_text, value_text
 from auditor.report.xlsx_io import (FILLS, FORMULA_START, MAX_CELL_TEXT, put_text, stamp_from, unique_sheet_title,
                                     workbook_bytes)
 from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, Package, annotate, sheet_parts
@@ -215,6 +217,24 @@ def _workbook_from_csv(folder: Path, tables: set[str]) -> tuple[bytes, dict[str,
     return buf.getvalue(), sheets
 
 
+EURO_FORMAT = '#,##0.00\\ "€";-#,##0.00\\ "€"'
+WRAP = Alignment(wrap_text=True, vertical="top")
+
+
+def _print_setup(ws) -> None:
+    """The list of findings prints as a document: landscape A4, every column on
+    the page width, the header row repeated on each page, gridlines shown."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = Worksheet.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+    ws.print_options.gridLines = True
+    ws.page_margins.left = ws.page_margins.right = 0.4
+    ws.page_margins.top = ws.page_margins.bottom = 0.5
+
+
 def _text_cell(ws, value: str | None):
     """Text as a cell: plain text as it is; text that could read as a
     formula, or holds characters a workbook cannot, through put_text."""
@@ -246,12 +266,17 @@ def anchor_of(f: Finding, sheets: dict[str, SheetMap]) -> tuple[str, str] | None
 def comment_line(f: Finding, lab: dict, lang: str) -> str:
     """A finding as the annotated workbook's comment says it."""
     lines = [f"{f.code} ({article_text(f.article, lab)}) — {f.message}"]
-    if f.expected is not None and f.found is not None:
-        lines.append(lab["xlsx_expected_found"].format(expected=f.expected, found=f.found))
-    elif f.expected is not None:
-        lines.append(lab["xlsx_expected"].format(expected=f.expected))
-    elif f.found is not None:
-        lines.append(lab["xlsx_found"].format(found=f.found))
+    expected = None if f.expected is None else value_text(f.expected, lab)
+    found = None if f.found is None else value_text(f.found, lab)
+    if f.code in VALUE_COLUMNS:      # information: what it shows instead of expected / found
+        key, value = VALUE_COLUMNS[f.code]
+        lines.append(f"{lab[key]} : {value(f)}" if lang == "fr" else f"{lab[key]}: {value(f)}")
+    elif expected is not None and found is not None:
+        lines.append(lab["xlsx_expected_found"].format(expected=expected, found=found))
+    elif expected is not None:
+        lines.append(lab["xlsx_expected"].format(expected=expected))
+    elif found is not None:
+        lines.append(lab["xlsx_found"].format(found=found))
     if f.impact_cents:
         lines.append(lab["xlsx_impact"].format(impact=format_cents(f.impact_cents, lang)))
     return "\n".join(lines)
@@ -287,6 +312,7 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
         ws.column_dimensions[get_column_letter(c)].width = width
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(head))}{len(findings) + 1}"
+    _print_setup(ws)
     header = []
     for key in head:
         cell = WriteOnlyCell(ws)
@@ -299,9 +325,31 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
         model = WriteOnlyCell(ws)
         model.fill = fill
         fills[label] = model._style
+    wrapped = WriteOnlyCell(ws)
+    wrapped.alignment = WRAP
+    wrap_style = wrapped._style
+    euro = WriteOnlyCell(ws)
+    euro.number_format = EURO_FORMAT
+    euro_style = euro._style
 
     def number(value):
         return None if value is None else int(value)
+
+    def wrap(value):
+        cell = _text_cell(ws, value)
+        if cell is None:
+            return None
+        if isinstance(cell, str):
+            text, cell = cell, WriteOnlyCell(ws)
+            put_text(cell, text)
+        cell._style = copy(wrap_style)
+        return cell
+
+    def amount(cents):
+        # A number Excel can sum, shown in euros: cents / 100 as an exact decimal (never a float).
+        cell = WriteOnlyCell(ws, value=Decimal(int(cents)).scaleb(-2))
+        cell._style = copy(euro_style)
+        return cell
 
     for i, (f, where) in enumerate(zip(findings, anchors), start=1):
         target = None
@@ -316,7 +364,8 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
         sev._style = copy(fills[f.severity.label])
         put_text(sev, lab[f.severity.label])
         ws.append([i, _text_cell(ws, f.code), sev, _text_cell(ws, article_text(f.article, lab)),
-                   number(f.seance), number(f.coup), number(f.rang), _text_cell(ws, f.message),
+                   number(f.seance), number(f.coup), number(f.rang), wrap(f.message),
                    _text_cell(ws, f.table), number(f.row), _text_cell(ws, f.column), target,
-                   _text_cell(ws, f.expected), _text_cell(ws, f.found),
-                   _text_cell(ws, format_cents(f.impact_cents, lang)) if f.impact_cents else None])
+                   wrap(value_text(f.expected, lab) if f.expected is not None else None),
+                   wrap(value_text(f.found, lab) if f.found is not None else None),
+                   amount(f.impact_cents) if f.impact_cents else None])

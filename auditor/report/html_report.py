@@ -4,6 +4,7 @@ auditor/templates/."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
@@ -33,20 +34,26 @@ def _cents(context, cents) -> str:
     return format_cents(cents, context.get("lang", "fr"))
 
 
-def render(template: str, view: dict) -> str:
-    """Render template `template` with `view`."""
-    return environment().get_template(template).render(**view)
+def render(template: str, view) -> str:
+    """Render a view model (a dataclass of auditor/report/view.py): its fields
+    are the template's names, taken as they are (no deep copy)."""
+    context = {f.name: getattr(view, f.name) for f in fields(view)}
+    return environment().get_template(template).render(**context)
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,
-                  findings_file: str | None = "findings.json", series=None) -> str:
-    """report.html for one audited carnet (language: the result's); `series`:
-    the findings against a baseline and their reviews (auditor/series.py)."""
+                  findings_file: str | None = "findings.json", annotated_file: str | None = None,
+                  cross: list[dict] | None = None, reports: dict[str, str | None] | None = None,
+                  series=None) -> str:
+    """report.html for one audited carnet (language: the result's); `cross`
+    and `reports` as in render.render_outputs; `series`: the findings against
+    a baseline and their reviews (auditor/series.py)."""
     from auditor.report.series_view import report_part
     from auditor.report.view import report_view
 
-    view = report_view(result, source_path, generated_at, findings_file)
-    view["series"] = report_part(result, series) if series is not None and series.any() else None
+    view = report_view(result, source_path, generated_at, findings_file,
+                       annotated_file=annotated_file, cross=cross, reports=reports)
+    view.series = report_part(result, series) if series is not None and series.any() else None
     return render("report.html.j2", view)
 
 

@@ -61,6 +61,8 @@ class TicketValue:
     outside: str             # tickets outside every registered book (EC561-01), or "not checked"
     outside_runs: int        # EC561-01 findings of kind outside
     outside_runs_text: str
+    early: str               # books used before their service date (the other EC561-01 findings), or "not checked"
+    early_findings: int
     chart: Chart
     label: str               # the picture's accessible name
 
@@ -119,20 +121,36 @@ def _sum_by(j: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(j, weights=w, minlength=n).astype(np.int64) if len(j) else np.zeros(n, dtype=np.int64)
 
 
-def _owed_by_value(result: AuditResult) -> dict[int, int]:
-    """EC83-01 impacts per ticket value: the value of the tickets row each
-    finding sits on (where numbers resume, a run of that value)."""
+def _value_of_row(result: AuditResult) -> dict[int, int]:
+    """Ticket value of each tickets row (source row number → cents)."""
     t = result.carnet.tables.get("tickets")
     if t is None:
         return {}
     df = t.df[t.df["valeur_cents"].notna()]
-    value_of = dict(zip(df["_row"].tolist(), (int(v) for v in df["valeur_cents"].tolist())))
+    return dict(zip(df["_row"].tolist(), (int(v) for v in df["valeur_cents"].tolist())))
+
+
+def _owed_by_value(result: AuditResult) -> dict[int, int]:
+    """EC83-01 impacts per ticket value: the value of the tickets row each
+    finding sits on (where numbers resume, a run of that value)."""
+    value_of = _value_of_row(result)
     owed: dict[int, int] = {}
     for f in result.findings:
         if f.code == MISSING_CODE and f.impact_cents > 0:
             v = value_of.get(f.row, 0)
             owed[v] = owed.get(v, 0) + int(f.impact_cents)
     return owed
+
+
+def _findings_by_value(result: AuditResult, code: str) -> dict[int, int]:
+    """Findings of `code` per ticket value (the value of the tickets row each sits on)."""
+    value_of = _value_of_row(result)
+    n: dict[int, int] = {}
+    for f in result.findings:
+        if f.code == code and f.table == "tickets":
+            v = value_of.get(f.row, 0)
+            n[v] = n.get(v, 0) + 1
+    return n
 
 
 def face_per_seance(result: AuditResult) -> dict[int, int] | None:
@@ -164,6 +182,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     led = _ledger(result)
     checked = _checked(result)
     owed = _owed_by_value(result)
+    outside_findings = _findings_by_value(result, OUTSIDE_CODE)
     total_owed = sum(owed.values())
     section = TicketSection(
         checked=led is not None, series=[], total_owed_cents=total_owed, total_owed=format_cents(total_owed, lang),
@@ -234,6 +253,10 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
             duplicate_runs=int(vrep.sum()), duplicate_runs_text=runs_text(int(vrep.sum())),
             outside=str(outside) if OUTSIDE_CODE in checked else lab["not_checked"],
             outside_runs=len(vo[0]), outside_runs_text=runs_text(len(vo[0])),
+            # EC561-01 reports each stretch outside the register, and each book
+            # used before its service date: the value's other EC561-01 findings.
+            early=str(outside_findings.get(valeur, 0) - len(vo[0])) if OUTSIDE_CODE in checked else lab["not_checked"],
+            early_findings=outside_findings.get(valeur, 0) - len(vo[0]),
             chart=chart, label=lab["tk_chart"].format(valeur=text)))
     section.total_missing = total_missing
     return section

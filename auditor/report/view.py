@@ -1,5 +1,7 @@
-"""The view model the templates render: everything pre-computed, pre-formatted
-and pre-sorted here, so templates only loop and branch.
+"""The view models the templates render: typed dataclasses (ReportView for
+report.html, IndexView for index.html) with everything pre-computed,
+pre-formatted and pre-sorted here, so templates only loop and branch and a
+misspelt field fails where the view is built, not silently in a template.
 
 The view formats what the engine found (findings, rule statuses, summary) and
 reads plain facts from the carnet (dates, coups per séance, recorded levy); it
@@ -11,6 +13,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import json
+import posixpath
+import re
+
 import pandas as pd
 
 from auditor import __version__
@@ -21,6 +27,8 @@ from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
+from auditor.report.cross_carnet import combined_verdict
+from auditor.report.reading_view import reading_section
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
@@ -35,13 +43,13 @@ OPEN_GROUPS_UP_TO = 100
 # Codes whose impact is levy not collected / face value of missing tickets.
 LEVY_CODES = ("EC66-01", "EC66-02")
 MISSING_TICKET_CODES = ("EC83-01",)
+# Every rule whose findings carry money (impact_cents): the total at stake is a figure once one of them ran.
+MONEY_CODES = LEVY_CODES + MISSING_TICKET_CODES + ("EC661-01", "EC561-03")
 NO_SEANCE = "-"
 
 
 @dataclass(frozen=True)
 class RuleRow:
-    """One rule of the report's rule table."""
-
     code: str
     article: str
     severity: str          # error / warning / info (CSS class, filter value)
@@ -56,8 +64,6 @@ class RuleRow:
 
 @dataclass(frozen=True)
 class FindingRow:
-    """One finding as the report's tables show it."""
-
     code: str
     severity: str
     severity_text: str
@@ -72,12 +78,11 @@ class FindingRow:
     impact: str
     impact_cents: int
     seance_key: str        # filter value: the séance number, or NO_SEANCE
+    values: list[str]      # the cells under the group's value_heads
 
 
 @dataclass
 class RuleGroup:
-    """The findings of one rule, as the report groups them."""
-
     code: str
     article: str
     severity: str
@@ -89,12 +94,177 @@ class RuleGroup:
     rows: list[FindingRow]
     more: str              # "… n more in findings.json", or ""
     open: bool
+    value_heads: list[str]     # "expected", "found"; or what an information finding shows instead
+    seance_counts: str         # JSON {séance key: findings of the group}, all of them, for the filters
+
+
+@dataclass(frozen=True)
+class Field:
+    """A name and its value, pre-formatted: the carnet's identity, row volumes."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Count:
+    """A counted thing (severity, verdict): CSS key, label, number."""
+
+    key: str
+    name: str
+    n: int
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A line of the money panel: CSS key, label, amount as shown."""
+
+    key: str
+    name: str
+    amount: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An option of a filter: its value and its text."""
+
+    value: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CrossItem:
+    """A cross-carnet finding in the report of one carnet it involves."""
+
+    code: str
+    severity: str
+    severity_text: str
+    article: str
+    message: str           # seen from this carnet: names the other one
+    here: str              # where it sits in this carnet
+    others: list[Place]    # the other carnets, linked when their report is in the batch
+    impact: str
+
+
+@dataclass
+class Page:
+    """What every page (report.html, index.html) shows around its body."""
+
+    lang: str
+    t: dict
+    js_labels: dict
+    tool_version: str
+    generated_at: str      # ISO, UTC (the <time> element's datetime)
+    generated_text: str    # the same moment as the reader writes it
+
+
+@dataclass
+class ReportView(Page):
+    """Everything report.html.j2 shows, pre-formatted."""
+
+    verdict: str
+    verdict_text: str
+    verdict_detail: str
+    casino: str
+    table: str
+    period: str
+    print_identity: str
+    css_identity: str
+    identity: list[Field]
+    counts: list[Count]
+    volume: list[Field]
+    money: list[Amount]
+    groups: list[RuleGroup]
+    seance_groups: list[SeanceGroup]
+    total_findings: int
+    rendered_findings: int
+    rendered_text: str
+    truncated: bool
+    findings_file: str | None
+    annotated_file: str | None   # annotated.xlsx beside the report: it lists every finding
+    full_list: str               # where the findings the page leaves out are, in words
+    limit: int                   # finding rows per rule in the page
+    filter_severities: list[Count]
+    filter_rules: list[Choice]
+    filter_seances: list[Choice]
+    rules: list[RuleRow]
+    rules_quiet: str       # printed: how many checked rules without findings the appendix leaves out
+    charts: charts.Charts
+    tickets: tickets_view.TicketSection
+    chouette_runs: list
+    chouette_runs_total: int
+    chouette_runs_more: str
+    cross: list[CrossItem]
+    reading: object = None       # how the source was read (reading_view.reading_section)
+    series: object = None        # baseline states and reviews (series_view.report_part), set by the renderer
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One carnet of a batch in index.html."""
+
+    id: str
+    path: str
+    verdict: str
+    verdict_rank: int
+    verdict_text: str
+    casino: str
+    table: str
+    errors: int
+    warnings: int
+    info: int
+    impact: str
+    impact_cents: int
+    report: str | None
+    cross: str             # "including n across carnets", or ""
+    first: str             # first and last séance dates, ISO (filter values)
+    last: str
+    period: str            # the same, as the reader writes them
+    link_text: str         # the report link, naming the carnet
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a cross-carnet finding sits, with a link to that carnet's report."""
+
+    text: str
+    href: str | None
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    code: str
+    severity: str
+    severity_text: str
+    message: str
+    places: list[Place]
+    impact: str
+
+
+@dataclass(frozen=True)
+class IndexTotals:
+    carnets: int
+    errors: int
+    warnings: int
+    info: int
+    impact: str
+
+
+@dataclass
+class IndexView(Page):
+    """Everything index.html.j2 shows."""
+
+    rows: list[IndexRow]
+    cross: list[CrossRow]
+    root: str                           # what was audited: the rows' paths are relative to it
+    choices: dict[str, list[Choice]]    # the filters' options: verdict, casino, table
+    verdict_counts: list[Count]
+    totals: IndexTotals
+    series: object = None        # baseline counts and trends (series_view.index_part), set by the renderer
 
 
 @dataclass
 class SeanceGroup:
-    """The findings of one séance, as the report groups them."""
-
     key: str
     label: str
     date: str
@@ -103,13 +273,10 @@ class SeanceGroup:
     warnings: int
     info: int
     impact: str
-    rules: list[tuple[str, int]] = field(default_factory=list)
+    rules: list[tuple[str, int]] = field(default_factory=list)   # (code, findings in the séance)
 
-
-from auditor.report.reading_view import reading_section
 
 def verdict(result: AuditResult) -> str:
-    """The carnet's verdict: unreadable, ok (nothing above info), or the worst severity found."""
     if result.carnet.unreadable:
         return "unreadable"
     worst = result.worst()
@@ -123,7 +290,6 @@ def _s(v) -> str:
 
 
 def clip(text: str | None, limit: int = MAX_TEXT) -> str:
-    """`text` cut to `limit` characters, with an ellipsis when it was longer."""
     text = _s(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -143,14 +309,40 @@ def _seance_key(f: Finding) -> str:
     return NO_SEANCE if f.seance is None else str(f.seance)
 
 
+def value_text(text: str | None, lab: dict) -> str:
+    """A value of the carnet's enumerations (oui, non, remise, avant …) in the
+    reader's words (`values` of the label file; French keeps them as written)."""
+    words = lab.get("values") or {}
+    text = _s(text)
+    return _WORD.sub(lambda m: words.get(m[0], m[0]), text) if words else text
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def remaining_tickets(f: Finding) -> str:
+    """EC83-02 (information): the tickets left in the book in progress, from its
+    last number (expected) and the last one detached (found)."""
+    try:
+        return str(int(_s(f.expected)) - int(_s(f.found)))
+    except ValueError:
+        return ""
+
+
+# Information findings that nothing is wrong with: what they show instead of expected / found.
+VALUE_COLUMNS = {"EC83-02": ("tk_remaining", remaining_tickets)}
+
+
 def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
-    """A finding as the report's tables show it."""
+    expected, found = clip(value_text(f.expected, lab), MAX_VALUE), clip(value_text(f.found, lab), MAX_VALUE)
+    special = VALUE_COLUMNS.get(f.code)
     return FindingRow(
         code=f.code, severity=f.severity.label, severity_text=lab[f.severity.label], article=f.article,
         message=clip(f.message), seance=_s(f.seance), coup=_s(f.coup), rang=_s(f.rang),
-        where=clip(_where(f, lab)), expected=clip(f.expected, MAX_VALUE), found=clip(f.found, MAX_VALUE),
+        where=clip(_where(f, lab)), expected=expected, found=found,
         impact=format_cents(f.impact_cents, lang) if f.impact_cents else "",
-        impact_cents=int(f.impact_cents), seance_key=_seance_key(f))
+        impact_cents=int(f.impact_cents), seance_key=_seance_key(f),
+        values=[special[1](f)] if special else [expected, found])
 
 
 def _positive_impact(findings) -> int:
@@ -182,7 +374,10 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
             count=len(found), impact=format_cents(_positive_impact(found), lang) if _positive_impact(found) else "",
             rows=[finding_row(f, lab, lang) for f in shown],
             more=lab["rows_left_out"].format(shown=len(shown), total=len(found)) if more else "",
-            open=small))
+            open=small,
+            seance_counts=json.dumps(dict(Counter(_seance_key(f) for f in found)), sort_keys=True,
+                                     separators=(",", ":")),
+            value_heads=[lab[VALUE_COLUMNS[code][0]]] if code in VALUE_COLUMNS else [lab["expected"], lab["found"]]))
     return groups
 
 
@@ -259,9 +454,10 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
     return groups
 
 
-def _money(result: AuditResult, lab: dict, lang: str) -> list[tuple[str, str, str]]:
-    """Money at stake: the summary's levy totals, then the findings' impacts by kind."""
-    s = result.summary
+def _money(result: AuditResult, s: dict, lab: dict, lang: str) -> list[Amount]:
+    """Money at stake: the summary's levy totals, then the findings' impacts by
+    kind. `s`: the summary the page shows (the carnet's, with its cross-carnet
+    findings). An amount that could not be computed reads "not verified", never 0."""
     checked = {st.code for st in result.rules if st.status is Status.CHECKED}
     levy = [f.impact_cents for f in result.findings if f.code in LEVY_CODES]
     short = sum(x for x in levy if x > 0)
@@ -269,20 +465,45 @@ def _money(result: AuditResult, lab: dict, lang: str) -> list[tuple[str, str, st
     missing = _positive_impact(f for f in result.findings if f.code in MISSING_TICKET_CODES)
     other = s["impact_cents"] - short - missing
 
-    def amount(cents: int, codes: tuple[str, ...]) -> str:
+    def amount(cents: int, known: bool) -> str:
         # A zero from a rule that did not run would read as "nothing missing".
-        return format_cents(cents, lang) if checked & set(codes) else lab["not_checked"]
+        return format_cents(cents, lang) if known else lab["not_checked"]
 
-    rows = [("levy_expected", lab["levy_expected"], format_cents(s["levy_expected_cents"], lang)),
-            ("levy_recorded", lab["levy_recorded"], format_cents(s["levy_recorded_cents"], lang)),
-            ("levy_shortfall", lab["levy_shortfall"], amount(short, LEVY_CODES))]
+    rows = [Amount("levy_expected", lab["levy_expected"], amount(s["levy_expected_cents"], levy_known(result))),
+            Amount("levy_recorded", lab["levy_recorded"], amount(s["levy_recorded_cents"], levy_known(result))),
+            Amount("levy_shortfall", lab["levy_shortfall"], amount(short, bool(checked & set(LEVY_CODES))))]
     if excess:
-        rows.append(("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
-    rows.append(("missing_tickets", lab["missing_tickets_value"], amount(missing, MISSING_TICKET_CODES)))
+        rows.append(Amount("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
+    rows.append(Amount("missing_tickets", lab["missing_tickets_value"],
+                       amount(missing, bool(checked & set(MISSING_TICKET_CODES)))))
     if other:
-        rows.append(("other_impact", lab["other_impact"], format_cents(other, lang)))
-    rows.append(("impact", lab["impact_total"], format_cents(s["impact_cents"], lang)))
+        rows.append(Amount("other_impact", lab["other_impact"], format_cents(other, lang)))
+    rows.append(Amount("impact", lab["impact_total"], impact_text(result, s["impact_cents"], lab, lang)))
     return rows
+
+
+def levy_known(result: AuditResult) -> bool:
+    """The summary's levy totals were computed: the engine computes them only
+    from readable coups and mises tables (0 otherwise, which is not a figure)."""
+    carnet = result.carnet
+    return not carnet.unreadable and carnet.has("coups") and carnet.has("mises")
+
+
+def impact_text(result: AuditResult, cents: int, lab: dict, lang: str) -> str:
+    """The total at stake, or "not verified" when no rule that carries money ran."""
+    checked = {st.code for st in result.rules if st.status is Status.CHECKED}
+    if result.carnet.unreadable or not checked & set(MONEY_CODES):
+        return lab["not_checked"]
+    return format_cents(cents, lang)
+
+
+def moment_text(stamp: str, lang: str) -> str:
+    """The run's timestamp (`2026-01-01T09:30:00Z`) as the reader writes it:
+    `01/01/2026 à 09:30 UTC`, `2026-01-01 at 09:30 UTC`."""
+    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):\d{2}Z", stamp or "")
+    if not m:
+        return _s(stamp)
+    return labels(lang)["moment"].format(day=format_day(m[1], lang), time=m[2])
 
 
 def article_text(article: str, lab: dict) -> str:
@@ -296,26 +517,37 @@ def js_labels(lab: dict) -> dict[str, str]:
 
 
 def report_view(result: AuditResult, source_path: str, generated_at: str,
-                findings_file: str | None = "findings.json") -> dict:
+                findings_file: str | None = "findings.json", *, annotated_file: str | None = None,
+                cross: list[dict] | None = None, reports: dict[str, str | None] | None = None) -> ReportView:
     """Everything report.html.j2 shows. `findings_file` is the findings.json
-    beside the report (None when it is not written): truncated groups link to it."""
+    beside the report (None when it is not written): truncated groups link to it.
+    `cross`: the batch's cross-carnet findings involving this carnet
+    (crosscheck.for_carnet): they count in its verdict and cards, and have a
+    section; `reports`: carnet id → report path in the batch, for the links."""
     lang = result.lang
     lab = labels(lang)
-    summary = result.summary
+    cross = cross or []
+    summary = dict(result.summary)
+    for f in cross:   # counted like the carnet's own findings; findings.json keeps its own audit
+        key = {"error": "errors", "warning": "warnings", "info": "info"}[f["severity"]]
+        summary[key] += 1
+        summary["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     cover = result.carnet.cover
     src = result.carnet.source
     dates, n_coups, top_coup, levy_recorded = _seance_facts(result)
-    v = verdict(result)
+    v = combined_verdict(verdict(result), [f["severity"] for f in cross])
     casino, table = _s(cover.get("casino")), _s(cover.get("table"))
     period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
-    identity = [(lab["casino"], casino), (lab["table"], table), (lab["period"], period),
-                (lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
-                (lab["seances"], str(summary["seances"])), (lab["coups"], str(summary["coups"])),
-                (lab["mises"], str(summary["mises"])), (lab["tickets"], str(summary["tickets"])),
-                (lab["source"], source_path), (lab["format"], src.format), (lab["sha256"], src.sha256)]
-    counts = [("error", lab["errors"], summary["errors"]), ("warning", lab["warnings"], summary["warnings"]),
-              ("info", lab["infos"], summary["info"])]
-    volume = [(lab["rows_read"], summary["rows_read"]), (lab["rows_rejected"], summary["rows_rejected"])]
+    identity = [Field(lab["casino"], casino), Field(lab["table"], table), Field(lab["period"], period),
+                Field(lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
+                Field(lab["seances"], str(summary["seances"])), Field(lab["coups"], str(summary["coups"])),
+                Field(lab["mises"], str(summary["mises"])), Field(lab["tickets"], str(summary["tickets"])),
+                Field(lab["source"], source_path), Field(lab["format"], src.format),
+                Field(lab["sha256"], src.sha256), Field(lab["audit_date"], moment_text(generated_at, lang))]
+    counts = [Count("error", lab["errors"], summary["errors"]), Count("warning", lab["warnings"], summary["warnings"]),
+              Count("info", lab["infos"], summary["info"])]
+    volume = [Field(lab["rows_read"], str(summary["rows_read"])),
+              Field(lab["rows_rejected"], str(summary["rows_rejected"]))]
     groups = _rule_groups(result, lab, lang)
     rendered = sum(len(g.rows) for g in groups)
     total = len(result.findings)
@@ -323,53 +555,126 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     sev_counts = Counter(f.severity.label for f in result.findings)
     # The one line each page of the printed report carries: who, which table, when.
     print_identity = " — ".join(p for p in (casino, f"{lab['table']} {table}" if table else "", period) if p)
-    return {
-        "lang": lang, "t": lab, "js_labels": js_labels(lab),
-        "verdict": v, "verdict_text": lab[f"verdict_{v}"],
-        "verdict_detail": lab["verdict_detail"].format(
-            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
-            impact=format_cents(summary["impact_cents"], lang)),
-        "casino": casino, "table": table, "period": period, "print_identity": print_identity,
-        "css_identity": charts.css_string(print_identity),
-        "identity": identity, "counts": counts, "volume": volume, "money": _money(result, lab, lang),
-        "groups": groups, "seance_groups": seances,
-        "total_findings": total, "rendered_findings": rendered,
-        "rendered_text": lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
-        "truncated": rendered < total, "findings_file": findings_file,
-        "filter_severities": [(s, lab[s], sev_counts.get(s, 0)) for s in ("error", "warning", "info")],
-        "filter_rules": [(g.code, f"{g.code} — {g.title} ({g.count})") for g in groups],
-        "filter_seances": [(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
-        "rules": _rules(result, lab, lang),
-        "charts": charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
-                                       LEVY_CODES, tickets_view.face_per_seance(result)),
-        "tickets": tickets_view.tickets_section(result, lab, lang),
-        "tool_version": __version__, "generated_at": generated_at,
-        **_chouette_runs(result, lab, lang),
-        "reading": reading_section(result, lab),
-    }
-
-
-def _chouette_runs(result: AuditResult, lab: dict, lang: str) -> dict:
+    rules = _rules(result, lab, lang)
+    quiet = sum(1 for r in rules if r.checked and not r.findings)
     runs = run_stories(result.carnet, lang)
     left = len(runs) - MAX_CHOUETTE_RUNS
-    return {"chouette_runs": runs[:MAX_CHOUETTE_RUNS], "chouette_runs_total": len(runs),
-            "chouette_runs_more": lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left)
-            if left > 0 else ""}
+    return ReportView(
+        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__, generated_at=generated_at,
+        generated_text=moment_text(generated_at, lang),
+        verdict=v, verdict_text=lab[f"verdict_{v}"],
+        verdict_detail=lab["verdict_detail"].format(
+            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
+            impact=impact_text(result, summary["impact_cents"], lab, lang))
+        + (" " + lab["verdict_cross"].format(n=len(cross)) if cross else ""),
+        casino=casino, table=table, period=period, print_identity=print_identity,
+        css_identity=charts.css_string(print_identity),
+        identity=identity, counts=counts, volume=volume, money=_money(result, summary, lab, lang),
+        groups=groups, seance_groups=seances,
+        total_findings=total, rendered_findings=rendered,
+        rendered_text=lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
+        truncated=rendered < total, findings_file=findings_file, annotated_file=annotated_file,
+        limit=MAX_ROWS_PER_GROUP,
+        full_list=(lab["full_list_workbook"].format(file=annotated_file, sheet=lab["xlsx_findings_sheet"])
+                   if annotated_file else lab["full_list_json"].format(file=findings_file) if findings_file
+                   else lab["full_list_none"]),
+        filter_severities=[Count(s, lab[s], sev_counts.get(s, 0)) for s in ("error", "warning", "info")],
+        filter_rules=[Choice(g.code, f"{g.code} — {g.title} ({g.count})") for g in groups],
+        filter_seances=[Choice(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
+        rules=rules, rules_quiet=lab["rules_quiet"].format(n=quiet) if quiet else "",
+        charts=charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
+                                    LEVY_CODES, tickets_view.face_per_seance(result)),
+        tickets=tickets_view.tickets_section(result, lab, lang),
+        chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
+        chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "",
+        cross=[_cross_item(f, reports or {}, lab, lang) for f in cross],
+        reading=reading_section(result, lab))
 
 
-def index_view(summary_doc: dict, lang: str) -> dict:
-    """index.html of a batch: one row per carnet, totals, cross-carnet findings."""
+def _place_text(c: dict, lab: dict) -> str:
+    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")) or "?", seance=_s(c.get("seance")),
+                                     coup=_s(c.get("coup")), row=_s(c.get("row")))
+
+
+def _cross_item(f: dict, reports: dict[str, str | None], lab: dict, lang: str) -> CrossItem:
+    """One cross-carnet finding seen from this carnet: its message names the
+    other carnet (the batch's message is written from the first one's side)."""
+    meta = load_catalogue().get(_s(f.get("code")))
+    others = f.get("others") or []
+    message = _s(f.get("message"))
+    if meta is not None and others and "valeur_cents" in f:
+        first, last = int(f["first"]), int(f["last"])
+        message = meta.message("cross_carnet", lang).format(
+            valeur=format_cents(int(f["valeur_cents"]), lang), span=str(first) if first == last else f"{first} … {last}",
+            count=last - first + 1, other=_s(others[0].get("path")), other_table=_s(others[0].get("table")) or "?")
+    here = f.get("here") or []
+    sev = _s(f.get("severity"))
+    return CrossItem(
+        code=_s(f.get("code")), severity=sev, severity_text=lab.get(sev, sev),
+        article=article_text(_s(f.get("article")), lab) if f.get("article") else "", message=clip(message),
+        here="; ".join(lab["cross_here"].format(seance=_s(c.get("seance")), coup=_s(c.get("coup")),
+                                                row=_s(c.get("row"))) for c in here),
+        # The reports of a batch sit side by side: OUT/<id>/report.html.
+        others=[Place(_place_text(c, lab), f"../{reports[c['id']]}" if reports.get(c.get("id")) else None)
+                for c in others],
+        impact=format_cents(f["impact_cents"], lang) if f.get("impact_cents") else "")
+
+
+def _audited_root(paths: list[str]) -> str:
+    """The folder the batch's carnets were found under (their common parent)."""
+    parents = [posixpath.dirname(p.replace("\\", "/").rstrip("/")) for p in paths]
+    if not parents:
+        return ""
+    try:
+        return posixpath.commonpath(parents) if len({p.startswith("/") for p in parents}) == 1 else ""
+    except ValueError:
+        return ""
+
+
+def _relative(path: str, root: str) -> str:
+    """A carnet's path relative to what was audited."""
+    path = path.replace("\\", "/")
+    return posixpath.relpath(path, root) if root and (path + "/").startswith(root.rstrip("/") + "/") else path
+
+
+def period_of(result: AuditResult) -> dict:
+    """First and last séance dates of the carnet, ISO (None when unknown): summary.json's `period`."""
+    dates, _, _, _ = _seance_facts(result)
+    days = sorted(d for d in dates.values() if d)
+    if not days:
+        start = _s(result.carnet.cover.get("date_debut"))
+        return {"first": start or None, "last": start or None}
+    return {"first": days[0], "last": days[-1]}
+
+
+def index_view(summary_doc: dict, lang: str) -> IndexView:
+    """index.html of a batch: one row per carnet (worst first), filters, totals,
+    cross-carnet findings."""
     lab = labels(lang)
+    rank = {"ok": 0, "warning": 1, "error": 2, "unreadable": 3}
+    root = _audited_root([e["path"] for e in summary_doc["carnets"]])
     rows = []
     for e in summary_doc["carnets"]:
         s = e["summary"]
+        # The carnet's own findings and the cross-carnet ones that involve it.
+        cc = e.get("cross_carnet") or {}
+        n = {k: s[k] + int(cc.get(k, 0)) for k in ("errors", "warnings", "info", "impact_cents")}
         carnet = e.get("carnet") or {}
-        rows.append({"id": e["id"], "path": e["path"], "verdict": e["verdict"],
-                     "verdict_rank": {"ok": 0, "warning": 1, "error": 2, "unreadable": 3}.get(e["verdict"], 4),
-                     "verdict_text": lab[f"verdict_{e['verdict']}_short"], "casino": _s(carnet.get("casino")),
-                     "table": _s(carnet.get("table")), "errors": s["errors"], "warnings": s["warnings"],
-                     "info": s["info"], "impact": format_cents(s["impact_cents"], lang),
-                     "impact_cents": s["impact_cents"], "report": e.get("report")})
+        period = e.get("period") or {}
+        first, last = _s(period.get("first")), _s(period.get("last"))
+        rel = _relative(e["path"], root)
+        rows.append(IndexRow(
+            id=e["id"], path=rel, verdict=e["verdict"], verdict_rank=rank.get(e["verdict"], 4),
+            verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
+            table=_s(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
+            impact=lab["not_checked"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
+            impact_cents=-1 if e["verdict"] == "unreadable" else n["impact_cents"], report=e.get("report"),
+            cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else "",
+            first=first, last=last,
+            period=format_day(first if first == last else f"{first} → {last}", lang) if first else "",
+            link_text=lab["index_link"].format(name=rel)))
+    # Worst first: the verdict's gravity, then errors, then the amount at stake.
+    rows.sort(key=lambda r: (-r.verdict_rank, -r.errors, -r.warnings, -r.impact_cents, r.path))
     tot = summary_doc["totals"]
     verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
     reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
@@ -377,17 +682,20 @@ def index_view(summary_doc: dict, lang: str) -> dict:
     for f in summary_doc.get("cross_carnet_findings") or []:
         places = []
         for c in f.get("carnets") or []:
-            places.append({"text": lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")),
-                                                             seance=_s(c.get("seance")), coup=_s(c.get("coup")),
-                                                             row=_s(c.get("row"))),
-                           "href": reports.get(c.get("id"))})
+            places.append(Place(_place_text(c, lab), reports.get(c.get("id"))))
         sev = _s(f.get("severity"))
-        cross.append({"code": _s(f.get("code")), "severity": sev, "severity_text": lab.get(sev, sev),
-                      "message": clip(f.get("message")), "places": places,
-                      "impact": format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""})
-    return {"lang": lang, "t": lab, "js_labels": js_labels(lab), "rows": rows, "tool_version": __version__,
-            "generated_at": summary_doc["generated_at"], "cross": cross,
-            "verdict_counts": [(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
-                               for k in ("ok", "warning", "error", "unreadable")],
-            "totals": {"carnets": len(rows), "errors": tot["errors"], "warnings": tot["warnings"],
-                       "info": tot["info"], "impact": format_cents(tot["impact_cents"], lang)}}
+        cross.append(CrossRow(_s(f.get("code")), sev, lab.get(sev, sev), clip(f.get("message")), places,
+                              format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))
+    return IndexView(
+        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__,
+        generated_at=summary_doc["generated_at"], generated_text=moment_text(summary_doc["generated_at"], lang),
+        rows=rows, cross=cross, root=root,
+        choices={"verdict": [Choice(k, lab[f"verdict_{k}_short"]) for k in ("error", "warning", "ok", "unreadable")
+                             if any(r.verdict == k for r in rows)],
+                 "casino": [Choice(c, c) for c in sorted({r.casino for r in rows if r.casino})],
+                 "table": [Choice(t, t) for t in sorted({r.table for r in rows if r.table},
+                                                        key=lambda t: (len(t), t))]},
+        verdict_counts=[Count(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
+                        for k in ("ok", "warning", "error", "unreadable")],
+        totals=IndexTotals(len(rows), tot["errors"], tot["warnings"], tot["info"],
+                           format_cents(tot["impact_cents"], lang)))

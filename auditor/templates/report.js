@@ -46,13 +46,20 @@
     body.appendChild(frag);
   }
   each(document.querySelectorAll("table.sortable"), function (table) {
-    each(table.tHead.rows[0].cells, function (th, col) {
+    var heads = table.tHead.rows;
+    each(heads[heads.length - 1].cells, function (th, col) {
       var button = document.createElement("button");
       button.type = "button";
       button.className = "sort";
       button.title = T.sort;
+      // Print shows this plain copy: a button in a repeated table header prints as a blank band.
+      var plain = document.createElement("span");
+      plain.className = "th-print";
+      plain.setAttribute("aria-hidden", "true");
+      plain.textContent = th.textContent;
       while (th.firstChild) { button.appendChild(th.firstChild); }
       th.appendChild(button);
+      th.appendChild(plain);
       button.addEventListener("click", function () { sortBy(table, col, button); });
     });
   });
@@ -67,16 +74,21 @@
     var status = document.getElementById("filter-status");
     var boxes = form.querySelectorAll("input[name=severity]");
 
+    var limit = form.getAttribute("data-limit");
+    var where = form.getAttribute("data-where");
+    // Exact counts come from every finding of a group (data-count, data-seances),
+    // not only from the rows the page holds: a filter says what it covers.
     var apply = function () {
       var sev = {};
       var allSev = true;
       each(boxes, function (b) { sev[b.value] = b.checked; allSev = allSev && b.checked; });
       var q = fold(search.value.trim());
       var narrowed = rule.value !== "" || seance.value !== "" || q !== "";
-      var shown = 0, total = 0;
+      var shown = 0, matching = 0, rowsInPage = 0, searchMissed = false;
       each(groups, function (g) {
         var rows = g.querySelectorAll("tbody tr");
         var groupOk = sev[g.getAttribute("data-severity")] && (rule.value === "" || rule.value === g.getAttribute("data-code"));
+        var truncated = g.getAttribute("data-truncated") === "yes";
         var n = 0;
         each(rows, function (r) {
           var ok = groupOk && (seance.value === "" || r.getAttribute("data-seance") === seance.value) &&
@@ -84,15 +96,31 @@
           r.hidden = !ok;
           if (ok) { n += 1; }
         });
-        total += rows.length;
+        var m = 0;
+        if (groupOk) {
+          m = seance.value === "" ? Number(g.getAttribute("data-count")) :
+            (JSON.parse(g.getAttribute("data-seances"))[seance.value] || 0);
+          if (q !== "") {
+            // Text search can only read the rows present; a truncated group may hold more.
+            if (truncated && m > rows.length) { searchMissed = true; }
+            m = n;
+          }
+        }
+        rowsInPage += rows.length;
         shown += n;
-        // A truncated group may hold matches among the rows left out: keep it
-        // visible (its note points to findings.json) rather than hide it.
-        g.hidden = !groupOk || (n === 0 && g.getAttribute("data-truncated") !== "yes");
-        g.querySelector("summary .shown").textContent = (narrowed || !allSev) && !g.hidden ? fmt(T.shown_in_group, { n: n }) : "";
+        matching += m;
+        g.hidden = !groupOk || (m === 0 && !(q !== "" && truncated));
+        var label = "";
+        if ((narrowed || !allSev) && !g.hidden) {
+          label = m > n ? fmt(T.shown_of, { n: n, m: m }) : fmt(T.shown_in_group, { n: n });
+        }
+        g.querySelector("summary .shown").textContent = label;
         if (narrowed && n > 0) { g.open = true; }
       });
-      status.textContent = fmt(T.filter_status, { shown: shown, total: total });
+      var text = fmt(T.filter_exact, { shown: shown, total: matching });
+      if (matching > shown) { text += " " + fmt(T.filter_left, { left: matching - shown, limit: limit, where: where }); }
+      if (searchMissed) { text += " " + fmt(T.filter_search, { rows: rowsInPage, where: where }); }
+      status.textContent = text;
     };
     form.hidden = false;
     form.addEventListener("submit", function (e) { e.preventDefault(); });
@@ -123,6 +151,42 @@
       });
     });
     apply();
+  }
+
+  // -- index.html: filter the carnets by verdict, casino, table, period, text ---
+  var index = document.getElementById("index-filters");
+  if (index) {
+    var carnets = document.querySelectorAll("#carnets tbody tr");
+    var pick = function (id) { return document.getElementById(id); };
+    var fields = ["filter-verdict", "filter-casino", "filter-table", "filter-from", "filter-to", "filter-carnet"];
+    var applyIndex = function () {
+      var v = pick("filter-verdict").value, c = pick("filter-casino").value, t = pick("filter-table").value;
+      var from = pick("filter-from").value, to = pick("filter-to").value;
+      var q = fold(pick("filter-carnet").value.trim());
+      var shown = 0;
+      each(carnets, function (r) {
+        var first = r.getAttribute("data-first"), last = r.getAttribute("data-last");
+        // A carnet is in the period when its séances overlap it (ISO dates compare as text).
+        var ok = (v === "" || r.getAttribute("data-verdict") === v) &&
+          (c === "" || r.getAttribute("data-casino") === c) &&
+          (t === "" || r.getAttribute("data-table") === t) &&
+          (from === "" || (last !== "" && last >= from)) && (to === "" || (first !== "" && first <= to)) &&
+          (q === "" || fold(r.textContent).indexOf(q) >= 0);
+        r.hidden = !ok;
+        if (ok) { shown += 1; }
+      });
+      pick("index-status").textContent = fmt(T.index_status, { shown: shown, total: carnets.length });
+    };
+    index.hidden = false;
+    index.addEventListener("submit", function (e) { e.preventDefault(); });
+    fields.forEach(function (id) {
+      pick(id).addEventListener(id === "filter-carnet" ? "input" : "change", applyIndex);
+    });
+    pick("index-reset").addEventListener("click", function () {
+      fields.forEach(function (id) { pick(id).value = ""; });
+      applyIndex();
+    });
+    applyIndex();
   }
 
   // -- print: every group open, then back as the reader left them ---------------

@@ -31,5 +31,8 @@ def inject(tables: Tables, codes: list[str], seed: int = 0) -> set[str]:
         raise CannotInject(f"no injector for {', '.join(unknown)} (available: {', '.join(sorted(INJECTORS))})")
     expected: set[str] = set()
     for code in codes:
-        expected |= INJECTORS[code](tables, rng)
+        try:
+            expected |= INJECTORS[code](tables, rng)
+        except CannotInject as exc:
+            raise CannotInject(f"{code} cannot be made on this carnet ({exc}): nothing written") from None
     return expected

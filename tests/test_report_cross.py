@@ -1,0 +1,89 @@
+"""A cross-carnet finding (EC82-03 across the tables of one casino) counts
+where it belongs: in the verdict, counts, report and index row of each carnet
+it involves, once in the totals; each findings.json stays its carnet's own audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
+from auditor.i18n import labels
+from report_fixtures import parse_strict, text
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cross") / "casino"
+    # Same ticket numbers at tables 1 and 2 of one casino (generated alike); table 9 is another casino's.
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=1, table=1)), root / "t1")
+    write_xlsx(generate(Spec(seances=1, coups=5, seed=2, table=2)), root / "t2.xlsx")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=3, table=9, casino="Autre casino")), root / "t9")
+    out = root.parent / "out"
+    assert main(["audit", str(root), "--out", str(out), "--quiet", "--format", "html,json"]) == 1
+    return out
+
+
+def _summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch):
+    s = _summary(batch)
+    cross = s["cross_carnet_findings"]
+    assert cross
+    rows = {e["id"]: e for e in s["carnets"]}
+    for cid in ("t1", "t2.xlsx"):
+        e = rows[cid]
+        assert e["summary"]["errors"] == 0                    # its own audit: nothing
+        assert e["verdict"] == "error"                        # but it is not "en ordre"
+        mine = [k for k, f in enumerate(cross) if cid in {c["id"] for c in f["carnets"]}]
+        assert e["cross_carnet"]["findings"] == mine
+        assert e["cross_carnet"]["errors"] == sum(cross[k]["severity"] == "error" for k in mine)
+    assert rows["t9"]["verdict"] == "ok" and rows["t9"]["cross_carnet"]["findings"] == []
+    own = sum(e["summary"]["errors"] for e in s["carnets"])
+    assert s["totals"]["errors"] == own + sum(f["severity"] == "error" for f in cross)
+    # findings.json: the carnet's own audit only (rules.md).
+    doc = json.loads((batch / "t1" / "findings.json").read_text(encoding="utf-8"))
+    assert doc["summary"]["errors"] == 0 and not [f for f in doc["findings"] if f["code"] == "EC82-03"]
+
+
+def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
+    s = _summary(batch)
+    fr = labels("fr")
+    for here, other in (("t1", "t2.xlsx"), ("t2.xlsx", "t1")):
+        dom = parse_strict((batch / here / "report.html").read_text(encoding="utf-8"))
+        verdict = text(dom.find(".//p[@id='verdict']"))
+        assert verdict.startswith(fr["verdict_error"]) and fr["verdict_ok"] not in verdict
+        n = len([f for f in s["cross_carnet_findings"] if here in {c["id"] for c in f["carnets"]}])
+        assert text(dom.find(".//div[@id='count-error']")) == str(n)
+        section = dom.find(".//section[@id='cross']")
+        rows = section.findall(".//tbody/tr")
+        assert len(rows) == n
+        other_path = next(e["path"] for e in s["carnets"] if e["id"] == other)
+        for r in rows:
+            cells = r.findall("td")
+            assert other_path in text(cells[2])                  # the message names the other carnet
+            link = cells[4].find("a")
+            assert link is not None and link.get("href") == f"../{other}/report.html"
+            assert (batch / here / link.get("href")).resolve() == (batch / other / "report.html").resolve()
+    dom = parse_strict((batch / "t9" / "report.html").read_text(encoding="utf-8"))
+    assert dom.find(".//section[@id='cross']") is None
+    assert text(dom.find(".//p[@id='verdict']")).startswith(fr["verdict_ok"])
+
+
+def test_index_rows_count_them(batch):
+    s = _summary(batch)
+    dom = parse_strict((batch / "index.html").read_text(encoding="utf-8"))
+    rows = {r.get("data-id"): r for r in dom.findall(".//table[@id='carnets']/tbody/tr")}
+    for e in s["carnets"]:
+        cells = rows[e["id"]].findall("td")
+        n = e["summary"]["errors"] + e["cross_carnet"]["errors"]
+        assert text(cells[5]).split()[0] == str(n)
+        assert e["verdict"] in rows[e["id"]].get("class")
+    assert text(dom.find(".//td[@id='total-errors']")) == str(s["totals"]["errors"])
+    assert text(dom.find(".//div[@id='verdict-ok']")) == "1"
+    assert text(dom.find(".//div[@id='verdict-error']")) == "2"
