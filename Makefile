@@ -8,7 +8,7 @@ STAMP      := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test samples gold bench clean
+.PHONY: demo test samples gold bench clean serve
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is required ($(PYTHON))"; exit 1; }
@@ -22,6 +22,10 @@ $(TEST_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/ecarte-audit audit sample_carnets --out reports --format html,json,xlsx --fail-on never
+
+# The local page for inspectors (prints its address and opens the browser).
+serve: $(STAMP)
+	$(BIN)/ecarte-audit serve
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest

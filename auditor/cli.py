@@ -117,7 +117,25 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
     r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
     r.add_argument("--lang", choices=("fr", "en"), default="fr")
+
+    s = sub.add_parser("serve", help="open the local page: drop a carnet, read its report (no terminal needed)")
+    s.add_argument("--port", type=_port, help="port to listen on at 127.0.0.1 (default: a free one)")
+    s.add_argument("--no-browser", action="store_true", help="do not open the browser")
+    s.add_argument("--lang", choices=("fr", "en"), help="language of the page and reports (default: fr)")
+    s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+                   help="carnets of a batch audited in parallel (default: the number of cores)")
+    s.add_argument("--max-file-mb", type=_positive, metavar="MB",
+                   help="largest file dropped or read (default 200); past it: refused")
+    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"),
+                   help="review file the page writes to (default: reviews.jsonl in the current folder)")
     return parser
+
+
+def _port(text: str) -> int:
+    value = _positive(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (1 to 65535): {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -144,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_review(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "serve":
+            return cmd_serve(args)
         if args.command == "columns":
             return cmd_columns(args)
         return cmd_audit(args)
@@ -370,6 +390,26 @@ def cmd_columns(args) -> int:
     for job in _jobs(args.paths):
         print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
     return EXIT_OK
+
+
+def cmd_serve(args) -> int:
+    """`ecarte-audit serve`: the local page, until Ctrl-C."""
+    from dataclasses import replace
+
+    from auditor.i18n import cli_label, environment_lang
+    from auditor.limits import DEFAULT_LIMITS, MB
+
+    ui = args.lang or environment_lang(os.environ)
+    try:
+        from auditor.serve.server import serve
+    except ImportError:
+        raise UsageError(cli_label("serve.needs_web", ui)) from None
+    limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
+    try:
+        return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or "fr", ui=ui,
+                     limits=limits, workers=args.jobs, reviews_file=args.reviews)
+    except OSError as exc:
+        raise UsageError(cli_label("serve.port_taken", ui, port=args.port or 0, reason=exc.strerror or exc)) from None
 
 
 def cmd_template(args) -> int:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -31,6 +34,10 @@ def test_wheel_ships_schemas_rules_and_templates(wheel):
     assert "auditor/_rules/catalogue/EC64-01.toml" in names
     assert "auditor/templates/report.html.j2" in names
     assert "auditor/templates/i18n/fr.toml" in names
+    assert "auditor/templates/i18n/cli.fr.toml" in names and "auditor/templates/i18n/cli.en.toml" in names
+    # The local page's assets: no CDN, everything in the wheel.
+    assert {"auditor/serve/assets/page.html.j2", "auditor/serve/assets/page.js", "auditor/serve/assets/page.css",
+            "auditor/serve/assets/cell.html.j2", "auditor/templates/i18n/page.fr.toml"} <= names
     assert not any(n.startswith(("rules/", "schemas/", "tests/")) for n in names)
 
 
@@ -52,3 +59,18 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
     rules = subprocess.run([str(venv / "bin" / "ecarte-audit"), "rules"], cwd=work, capture_output=True,
                            text=True, env=env)
     assert rules.returncode == 0 and "EC64-01" in rules.stdout
+    # The local page, from the installed package alone: its page, script and style.
+    serve = subprocess.Popen([str(venv / "bin" / "ecarte-audit"), "serve", "--no-browser", "--jobs", "1"], cwd=work,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=(\S+)", serve.stdout.readline())
+        base, token = url[0].split("?")[0], url[1]
+        for path, kind in (("", "text/html"), ("assets/page.js", "text/javascript"), ("assets/page.css", "text/css")):
+            request = urllib.request.Request(base + path, headers={"X-Ecarte-Token": token})
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                assert answer.status == 200 and answer.headers["content-type"].startswith(kind)
+                assert answer.read()
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.communicate(timeout=60)
+    assert serve.returncode == 0

@@ -1,0 +1,51 @@
+"""A finding's cell, shown in its carnet: the rows around it as the reader
+read them, the cell marked — for an inspector who has no spreadsheet program
+at hand (the annotated workbook marks the same cell)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from auditor.limits import Limits
+from auditor.batch.plan import CarnetJob
+from auditor.read import read_carnet
+from auditor.serve.labels import page_labels
+
+CONTEXT_ROWS = 3
+
+
+@lru_cache(maxsize=8)
+def _raw(path: Path, limits: Limits | None):
+    return read_carnet(path, limits)
+
+
+def cell_view(job: CarnetJob, table: str, row: str, column: str, limits: Limits | None = None) -> dict:
+    """The rows around `row` of `table` as read, with the finding's cell marked."""
+    raw = _raw(job.path, limits)
+    rt = raw.tables.get(table)
+    view = {"table": table, "row": row, "column": column, "columns": [], "rows": [], "found": False}
+    if rt is None or not row.isdigit():
+        return view
+    df = rt.df
+    wanted = int(row)
+    near = df[(df["_row"] >= wanted - CONTEXT_ROWS) & (df["_row"] <= wanted + CONTEXT_ROWS)]
+    columns = [c for c in df.columns if c != "_row"]
+    view["columns"] = [(c, c == column) for c in columns]
+    for _, r in near.iterrows():
+        here = int(r["_row"]) == wanted
+        view["found"] = view["found"] or here
+        view["rows"].append({"row": int(r["_row"]), "here": here,
+                             "cells": [(str(r[c]), here and c == column) for c in columns]})
+    return view
+
+
+def cell_page(job: CarnetJob, table: str, row: str, column: str, cell: str, lang: str,
+              limits: Limits | None = None) -> str:
+    """The cell view as an HTML page (the page's own stylesheet, no script)."""
+    from auditor.serve.app import _templates
+
+    labels = page_labels(lang)
+    return _templates().get_template("cell.html.j2").render(
+        lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, shown=job.shown, cell=cell,
+        **cell_view(job, table, row, column, limits))

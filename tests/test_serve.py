@@ -1,0 +1,377 @@
+"""`ecarte-audit serve` over real HTTP: a real server process on 127.0.0.1,
+its token and Host checks, uploads of every kind a carnet comes in, hostile
+uploads, the files it serves, and a clean stop on Ctrl-C.
+
+The page in a browser: tests/test_serve_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+from auditor.serve.app import REPORT_CSP
+from auditor.serve.security import host_allowed
+from auditor.serve.uploads import unsafe_member
+from serve_helpers import Server, csv_folder, files_under, multipart, zip_of
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_carnets"
+XLSX = SAMPLES / "infractions" / "numerotation-et-mises.xlsx"
+CSV = SAMPLES / "infractions" / "prelevements"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("serve") / "tmp", "--max-file-mb", "1", "--jobs", "1")
+    yield s
+    s.stop()
+
+
+def codes(server, run_doc, carnet="carnet-1") -> list[str]:
+    status, _, data = server.request("GET", f"/runs/{run_doc['run']}/{carnet}/findings.json")
+    assert status == 200
+    return [f["code"] for f in json.loads(data)["findings"]]
+
+
+def cli_codes(path: Path, tmp_path: Path) -> list[str]:
+    main(["audit", str(path), "--out", str(tmp_path), "--quiet", "--format", "json", "--fail-on", "never",
+          "--jobs", "1"])
+    doc = json.loads(next(tmp_path.rglob("findings.json")).read_text(encoding="utf-8"))
+    return [f["code"] for f in doc["findings"]]
+
+
+# -- who may ask ---------------------------------------------------------------------
+
+def test_no_token_or_a_wrong_one_is_403(server):
+    for path in ("/", "/assets/page.js", "/api/runs/0123456789abcdef", "/runs/x/carnet-1/report.html"):
+        status, headers, body = server.request("GET", path, cookie=False)
+        assert status == 403, path
+        assert "jeton" in body.decode("utf-8")              # French first: says what to open instead
+    assert server.request("GET", "/?token=wrong", cookie=False)[0] == 403
+    assert server.request("GET", "/?token=", cookie=False)[0] == 403
+    assert server.request("GET", "/", cookie=False,
+                          headers={"Cookie": f"ecarte-audit-token-{server.port}=wrong"})[0] == 403
+    # A cookie for another port's server is not this one's.
+    assert server.request("GET", "/", cookie=False,
+                          headers={"Cookie": f"ecarte-audit-token-1={server.token}"})[0] == 403
+    body, ctype = multipart([("a.xlsx", XLSX.read_bytes())], {})
+    assert server.request("POST", "/api/audit", body, {"Content-Type": ctype}, cookie=False)[0] == 403
+
+
+def test_the_token_once_then_a_cookie(server):
+    status, headers, _ = server.request("GET", f"/?token={server.token}&lang=en", cookie=False)
+    assert status == 303 and headers["location"] == "/?lang=en"    # the token leaves the address bar
+    cookie = headers["set-cookie"]
+    assert cookie.startswith(f"ecarte-audit-token-{server.port}={server.token};")
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    status, headers, body = server.request("GET", "/")
+    assert status == 200 and b'<html lang="fr">' in body
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+    assert server.request("GET", "/", cookie=False, headers={"X-Ecarte-Token": server.token})[0] == 200
+
+
+@pytest.mark.parametrize("host, allowed", [
+    ("127.0.0.1", True), ("127.0.0.1:8765", True), ("localhost", True), ("LOCALHOST:1", True),
+    ("evil.example", False), ("evil.example:8765", False), ("127.0.0.1.evil.example", False),
+    ("localhost.evil.example", False), ("127.0.0.2", False), ("[::1]:8765", False), ("", False),
+    ("127.0.0.1:", False), ("127.0.0.1:80:80", False), ("user@127.0.0.1", False), ("0.0.0.0", False),
+])
+def test_host_names(host, allowed):
+    assert host_allowed(host) is allowed
+
+
+def test_a_foreign_host_header_is_403_even_with_the_token(server):
+    for host in ("evil.example", f"evil.example:{server.port}", "127.0.0.1.nip.io", "attacker.localhost"):
+        status, _, body = server.request("GET", "/", host=host)
+        assert status == 403, host
+        assert "127.0.0.1" in body.decode("utf-8")
+        assert server.request("GET", f"/?token={server.token}", cookie=False, host=host)[0] == 403
+    assert server.request("GET", "/", host=f"localhost:{server.port}")[0] == 200
+
+
+def test_a_post_from_another_origin_is_403(server):
+    body, ctype = multipart([("a.xlsx", XLSX.read_bytes())], {})
+    status, _, _ = server.request("POST", "/api/audit", body, {"Content-Type": ctype,
+                                                              "Origin": "http://evil.example"})
+    assert status == 403
+
+
+def test_listens_on_loopback_only(server):
+    """The kernel's own table of listening sockets: this port, on 127.0.0.1 only."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].exists():
+        pytest.skip("no /proc/net/tcp on this system")
+    listening = []
+    for table in tables:
+        if table.exists():
+            for line in table.read_text().splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, port = local.split(":")
+                if state == "0A" and int(port, 16) == server.port:
+                    listening.append(address)
+    assert listening == ["0100007F"]     # 127.0.0.1, little-endian; nothing on 0.0.0.0 or ::
+
+
+# -- what it audits ---------------------------------------------------------------------
+
+def test_a_workbook_gives_the_same_report_as_the_command_line(server, tmp_path):
+    doc = server.audit([("numérotation et mises.xlsx", XLSX.read_bytes())])
+    assert doc["state"] == "done" and not doc["batch"]
+    [carnet] = doc["carnets"]
+    assert carnet["shown"] == "numérotation et mises.xlsx" and carnet["verdict"] == "error"
+    assert codes(server, doc) == cli_codes(XLSX, tmp_path)
+    status, headers, body = server.request("GET", "/" + carnet["report"])
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert headers["content-security-policy"] == REPORT_CSP     # the report keeps its policy
+    assert b'<meta http-equiv="Content-Security-Policy" content="default-src \'none\';' in body
+    assert 'numérotation et mises.xlsx' in body.decode("utf-8")
+    status, headers, data = server.request("GET", "/" + carnet["workbook"] + "?download=1")
+    assert status == 200 and data[:2] == b"PK"
+    assert headers["content-disposition"].startswith("attachment;")
+    # Only the names the server chose are on disk.
+    [private] = server.private_folders()
+    run_folder = next(p for p in private.glob("run-*") if (p / "out" / "carnet-1").is_dir()
+                      and (p / "in" / "carnet-1.xlsx").is_file())
+    assert not any("numérotation" in name for name in files_under(run_folder))
+
+
+def test_the_csv_files_of_a_carnet_and_a_zip_of_its_folder(server, tmp_path):
+    expected = cli_codes(CSV, tmp_path)
+    loose = server.audit(list(csv_folder(CSV).items()) + [("notes.txt", b"x")])
+    assert [c["verdict"] for c in loose["carnets"]] == ["error"] and codes(server, loose) == expected
+    assert loose["ignored"] == ["notes.txt"]
+    zipped = server.audit([("prelevements.zip", zip_of(csv_folder(CSV, "prelevements/")))])
+    assert len(zipped["carnets"]) == 1 and codes(server, zipped) == expected
+    assert zipped["carnets"][0]["shown"] == "prelevements.zip/prelevements"
+
+
+def test_several_carnets_make_a_batch_with_its_index(server):
+    doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.xlsx", (SAMPLES / "compliant" / "forges-table3.xlsx")
+                                                        .read_bytes())])
+    assert doc["batch"] and [c["verdict"] for c in doc["carnets"]] == ["error", "ok"]
+    status, headers, body = server.request("GET", "/" + doc["index"])
+    assert status == 200 and b'href="carnet-2/report.html"' in body
+    assert headers["content-security-policy"] == REPORT_CSP
+
+
+def test_a_folder_of_this_machine(server):
+    status, _, data = server.request("POST", "/api/folder",
+                                     json.dumps({"folder": str(SAMPLES / "compliant")}).encode(),
+                                     {"Content-Type": "application/json"})
+    assert status == 202
+    doc = server.wait(json.loads(data)["run"])
+    assert doc["batch"] and len(doc["carnets"]) == 4 and {c["verdict"] for c in doc["carnets"]} == {"ok"}
+    status, _, data = server.request("POST", "/api/folder", json.dumps({"folder": "/nulle/part"}).encode(),
+                                     {"Content-Type": "application/json"})
+    assert status == 400 and json.loads(data)["error"] == "Dossier introuvable : /nulle/part"
+
+
+def test_nothing_outside_the_run_folder_is_served(server):
+    doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+    run = doc["run"]
+    for path in (f"/runs/{run}/../../etc/passwd", f"/runs/{run}/carnet-1/..%2f..%2fin%2fcarnet-1.xlsx",
+                 f"/runs/{run}/%2e%2e/in/carnet-1.xlsx", f"/runs/{run}/carnet-1/.hidden",
+                 f"/runs/{run}/carnet-1", "/runs/0000000000000000/carnet-1/report.html"):
+        assert server.request("GET", path)[0] == 404, path
+
+
+# -- hostile uploads ---------------------------------------------------------------------
+
+def test_an_oversized_upload_is_refused_with_a_clear_message(server):
+    before = files_under(server.tmp)
+    status, _, data = server.upload([("gros.xlsx", b"PK" + b"\0" * (1024 * 1024 + 10))])
+    assert status == 413
+    assert json.loads(data)["error"] == "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+    assert files_under(server.tmp) == before        # nothing kept, not even in the spool
+
+
+@pytest.mark.parametrize("name", ["../evil.csv", "../../coups.csv", "/etc/coups.csv", "a/../../coups.csv",
+                                  "C:/coups.csv", "..\\coups.csv"])
+def test_a_zip_with_names_leaving_its_folder_is_an_ec00_01(server, name, tmp_path):
+    marker = b"evil-marker-" + name.encode().hex().encode()
+    members = {**csv_folder(CSV, "carnet/"), name: b"seance;coup\n1;1\n" + marker}
+    doc = server.audit([("piege.zip", zip_of(members))])
+    [carnet] = doc["carnets"]
+    assert carnet["verdict"] == "unreadable"
+    status, _, data = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
+    findings = json.loads(data)["findings"]
+    assert [f["code"] for f in findings] == ["EC00-01"]
+    assert "sortirait de son dossier" in findings[0]["message"] and name in findings[0]["message"]
+    # Nothing of the archive was written, in the private folder or anywhere near it.
+    for p in server.tmp.parent.rglob("*"):
+        assert p.name != "evil.csv"
+        if p.is_file() and p.suffix == ".csv":
+            assert marker not in p.read_bytes(), p
+    [private] = server.private_folders()
+    assert all(p == private or p.is_relative_to(private) for p in server.tmp.rglob("*"))
+
+
+def test_a_zip_bomb_is_an_ec00_01(server):
+    bomb = zip_of({"carnet/coups.csv": b"seance;coup\n" + b"0" * (60 * 1024 * 1024)})
+    assert len(bomb) < 1024 * 1024
+    doc = server.audit([("bombe.zip", bomb)])
+    status, _, data = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
+    [finding] = json.loads(data)["findings"]
+    assert finding["code"] == "EC00-01" and "bombe zip" in finding["message"]
+
+
+def test_a_zip_lying_about_its_sizes_is_an_ec00_01(server):
+    """Declared small, inflating large: counted as it inflates, refused."""
+    import struct
+
+    data = bytearray(zip_of({"carnet/coups.csv": b"seance;coup\n" + b"1;1\n" * 500_000}))
+    central = data.rindex(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, 100)          # the central directory's uncompressed size
+    doc = server.audit([("menteur.zip", bytes(data))])
+    status, _, body = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
+    [finding] = json.loads(body)["findings"]
+    assert finding["code"] == "EC00-01" and "taille ou à son CRC" in finding["message"]
+
+
+def test_a_damaged_zip_and_an_unknown_file(server):
+    doc = server.audit([("abime.zip", b"PK\x03\x04 not really a zip"), ("photo.jpg", b"\xff\xd8")])
+    assert doc["ignored"] == ["photo.jpg"]
+    status, _, data = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
+    [finding] = json.loads(data)["findings"]
+    assert finding["code"] == "EC00-01" and "zip lisible" in finding["message"]
+    status, _, data = server.upload([("photo.jpg", b"\xff\xd8")])
+    assert status == 202
+    assert server.request("POST", "/api/audit", b"garbage", {"Content-Type": "multipart/form-data; boundary=x"}
+                          )[0] == 400
+
+
+@pytest.mark.parametrize("name, unsafe", [
+    ("carnet/coups.csv", False), ("coups.csv", False), ("a..b/coups.csv", False), ("..coups.csv", False),
+    ("../coups.csv", True), ("a/../coups.csv", True), ("/coups.csv", True), ("\\coups.csv", True),
+    ("c:coups.csv", True), ("a\\..\\coups.csv", True), ("", True), ("a\0b.csv", True), ("..", True),
+])
+def test_unsafe_member_names(name, unsafe):
+    assert unsafe_member(name) is unsafe
+
+
+# -- stopping ---------------------------------------------------------------------------------
+
+def test_ctrl_c_stops_cleanly_and_leaves_no_file():
+    # A short TMPDIR: the batch's worker processes (default --jobs) put their
+    # forkserver's Unix socket there, whose path is limited to 108 bytes.
+    short = Path(tempfile.mkdtemp(prefix="ecs-"))
+    try:
+        _ctrl_c(short)
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def _ctrl_c(tmp_path: Path):
+    server = Server(tmp_path / "tmp")
+    doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.zip", zip_of(csv_folder(CSV, "b/")))])
+    assert doc["state"] == "done", doc["message"]
+    [private] = server.private_folders()
+    assert private.stat().st_mode & 0o777 == 0o700        # this user's only
+    assert any(private.rglob("report.html"))
+    code, out, err = server.interrupt()
+    assert code == 0, err
+    assert "Page d'audit arrêtée ; fichiers temporaires effacés." in out
+    assert "Traceback" not in err
+    assert files_under(tmp_path / "tmp") == []
+
+
+def test_serve_prints_its_address_in_the_users_language(tmp_path):
+    english = Server(tmp_path / "tmp", env={"LANG": "en_GB.UTF-8"})
+    english.stop()
+    assert english.lines[0].startswith("Audit page open at: http://127.0.0.1:")
+    french = Server(tmp_path / "tmp2")
+    french.stop()
+    assert re.match(r"Page d'audit ouverte à l'adresse : http://127\.0\.0\.1:\d+/\?token=\S{40,}$",
+                    french.lines[0].strip())
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("LANG", "fr_FR.UTF-8")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        assert main(["serve", "--no-browser", "--port", str(port)]) == 2
+    assert f"impossible d'écouter sur 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_reviews_are_checked_before_anything_is_written(tmp_path):
+    reviews = pytest.importorskip("auditor.reviews")
+    review_file = tmp_path / "reviews.jsonl"
+    server = Server(tmp_path / "tmp", "--reviews", str(review_file))
+    try:
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        path = f"/api/runs/{doc['run']}/carnet-1/review"
+        post = lambda body: server.request("POST", path, json.dumps(body).encode(),  # noqa: E731
+                                           {"Content-Type": "application/json"})
+        good = {"index": 0, "status": "confirme", "justification": "vu", "by": "X"}
+        cases = [({**good, "status": "ok"}, "Choisissez un statut d'examen."),
+                 ({**good, "justification": " "}, "Un examen demande une justification."),
+                 ({**good, "by": ""}, "Un examen demande le nom de qui l'a décidé."),
+                 ({**good, "index": 10_000}, "Requête illisible."), ({**good, "index": "0"}, "Requête illisible."),
+                 ({**good, "index": True}, "Requête illisible."), ([1], "Requête illisible.")]
+        for body, message in cases:
+            status, _, data = post(body)
+            assert (status, json.loads(data)["error"]) == (400, message), body
+        assert not review_file.exists()
+        assert server.request("POST", f"/api/runs/{doc['run']}/carnet-9/review", b"{}",
+                              {"Content-Type": "application/json"})[0] == 404
+        status, _, data = post(good)
+        assert status == 200
+        [entry] = reviews.load_reviews(review_file).entries
+        assert entry["status"] == "confirme" and entry["carnet"] == "a.xlsx"
+        status, _, data = server.request("GET", "/api/reviews")
+        assert json.loads(data)["latest"][entry["fingerprint"]]["status"] == "confirme"
+    finally:
+        server.stop()
+
+
+def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
+    """`make serve` from the checkout, as an inspector's helper would type it:
+    the address is printed, the default browser ($BROWSER, as Python's
+    webbrowser reads it) is opened on it, and Ctrl-C — SIGINT to the whole
+    foreground process group, as a terminal sends it — stops everything."""
+    import os
+    import signal
+    import subprocess
+
+    opened = tmp_path / "opened.txt"
+    recorder = tmp_path / "browser.sh"
+    recorder.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {opened}\n')
+    recorder.chmod(0o755)
+    env = {**os.environ, "BROWSER": f"{recorder} %s", "LANG": "fr_FR.UTF-8", "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(["make", "--no-print-directory", "serve"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        address = None
+        for _ in range(200):   # make may first bring .venv up to date
+            line = proc.stdout.readline()
+            if not line:
+                break
+            m = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+            if m:
+                address = m[0]
+                break
+        assert address, proc.stderr.read() if proc.poll() is not None else "no address printed"
+        for _ in range(300):
+            if opened.exists() and opened.read_text().strip():
+                break
+            time.sleep(0.1)
+        assert opened.read_text().split() == [address]
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert "Page d'audit arrêtée" in out, err
+    assert not list(tmp_path.glob("ecarte-audit-serve-*"))

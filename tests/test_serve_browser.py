@@ -1,0 +1,233 @@
+"""The local page in real headless Chromium (Debian's, through Playwright, as
+tests/test_browser.py launches it) against a real `ecarte-audit serve`:
+upload a carnet, follow the audit, read the verdict, filter the report's
+findings, open a finding's cell, download the annotated workbook, print, run
+a small batch, switch the language. Nothing is fetched from anywhere but the
+server, and no console error appears (a CSP violation would be one).
+
+`UPDATE_SCREENSHOT=1` also writes the README's picture, docs/serve.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from auditor.i18n import labels
+from serve_helpers import Server
+from test_browser import browser  # noqa: F401  (the fixture: Debian's Chromium, no download)
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_carnets"
+XLSX = SAMPLES / "infractions" / "numerotation-et-mises.xlsx"
+CSV = SAMPLES / "infractions" / "prelevements"
+SLOW = 240_000   # ms: an audit on a loaded 2-core machine
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("serve-browser") / "tmp", "--jobs", "1")
+    yield s
+    s.stop()
+
+
+class Session:
+    """A browser context that opened the printed address (token → cookie),
+    recording console messages, page errors and every request."""
+
+    def __init__(self, browser, server):
+        self.context = browser.new_context(accept_downloads=True, viewport={"width": 1180, "height": 820})
+        self.errors, self.console, self.requests = [], [], []
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.page = self.new_page()
+        self.origin = f"http://127.0.0.1:{server.port}/"
+        self.page.goto(server.url)
+        assert self.page.url == self.origin           # the token left the address bar
+
+    def new_page(self):
+        page = self.context.new_page()
+        page.on("console", lambda m: self.console.append((m.type, m.text)))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        return page
+
+    def assert_clean(self, refused: int | None = None):
+        """No page error, no console error or warning (but the browser's note
+        of a `refused` status the test asked for), nothing fetched elsewhere."""
+        assert self.errors == []
+        note = f"the server responded with a status of {refused}"
+        assert [m for m in self.console if m[0] in ("error", "warning") and not (refused and note in m[1])] == []
+        assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:"))] == []
+
+    def close(self):
+        self.context.close()
+
+
+def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
+    s = Session(browser, server)
+    page = s.page
+    assert page.locator("h1").inner_text() == "Audit du carnet spécial d'écarté"     # French first
+    page.set_input_files("#files", str(XLSX))
+    page.wait_for_selector("#verdict.error", timeout=SLOW)
+    assert page.locator("#verdict").inner_text() == f"{XLSX.name} — {labels('fr')['verdict_error']}"
+    assert any("/api/runs/" in u for u in s.requests)                     # it followed the audit
+    assert page.locator("#bar").evaluate("b => [b.value, b.max]") == [1, 1]
+    assert page.locator("#progress").is_hidden()
+
+    # The report itself, with its own filters.
+    report = page.frame_locator("#report")
+    report.locator("#filters").wait_for(state="visible")
+    shot = tmp_path / "serve.png"
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        shutil.copy(shot, ROOT / "docs" / "serve.png")
+    rows = report.locator("#findings details.group tbody tr:not([hidden])")
+    before = rows.count()
+    errors = report.locator("#findings details.group tbody tr[data-severity=error]").count()
+    assert 0 < errors < before
+    report.locator("#filters input[value=error]").click()
+    assert rows.count() == before - errors
+    report.locator("#filters input[value=error]").click()
+    assert rows.count() == before
+
+    # A finding's cell, shown in its carnet.
+    link = page.locator("#findings .cell-link").first
+    link.wait_for()
+    with s.context.expect_page() as opened:
+        link.click()
+    cell_page = opened.value
+    cell_page.wait_for_load_state()
+    assert cell_page.locator("h1").inner_text().startswith("Cellule ")
+    assert cell_page.locator("#the-cell").count() == 1
+    assert cell_page.locator("tr.here th").inner_text().isdigit()
+    cell_page.close()
+
+    # The annotated workbook, downloaded, is a workbook with the findings sheet.
+    with page.expect_download() as download:
+        page.click("#dl-xlsx")
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert saved.name == "numerotation-et-mises-annotated.xlsx"
+    wb = openpyxl.load_workbook(saved)
+    assert wb.sheetnames[0] == labels("fr")["xlsx_findings_sheet"]
+    sheet = wb.worksheets[0]
+    assert sheet.max_row - 1 == page.locator("#findings tbody tr").count()
+    with page.expect_download() as download:
+        page.click("#dl-json")
+    assert download.value.suggested_filename == "numerotation-et-mises-findings.json"
+
+    # Print: the report's own print (its print stylesheet gives the PDF).
+    page.evaluate("document.getElementById('report').contentWindow.print = () => { window.__printed = true; }")
+    page.click("#print")
+    assert page.evaluate("window.__printed") is True
+
+    s.assert_clean()
+    s.close()
+
+
+def test_a_small_batch_from_a_folder(browser, server):
+    s = Session(browser, server)
+    page = s.page
+    page.fill("#folder", str(SAMPLES / "infractions"))
+    page.click("#folder-go")
+    page.wait_for_selector("#carnets tbody tr", timeout=SLOW)
+    carnets = sorted(p.name for p in (SAMPLES / "infractions").iterdir() if not p.name.startswith("."))
+    assert page.locator("#carnets tbody tr").count() == len(carnets)
+    index = page.frame_locator("#report")
+    links = index.locator("a[href$='report.html']")
+    links.first.wait_for()
+    assert links.count() == len(carnets)
+    links.first.click()                                   # the index's own link opens that report
+    index.locator("#findings").wait_for()
+    second = page.locator("#carnets tbody tr").nth(1)
+    second.locator("button.open-carnet").click()
+    page.wait_for_selector("#dl-xlsx:not([hidden])")
+    assert page.locator("#dl-xlsx").get_attribute("href").endswith(
+        f"/{second.get_attribute('data-id')}/annotated.xlsx?download=1")
+    assert page.locator("#verdict").inner_text().startswith(second.locator("td").first.inner_text())
+    page.click("#show-index")
+    index.locator("a[href$='report.html']").first.wait_for()
+    s.assert_clean()
+    s.close()
+
+
+def test_the_language_choice_and_csv_files(browser, server):
+    s = Session(browser, server)
+    page = s.page
+    page.select_option("#lang", "en")
+    page.wait_for_url("**/?lang=en")
+    assert page.locator("h1").inner_text() == "Écarté carnet spécial audit"
+    page.set_input_files("#files", sorted(str(p) for p in CSV.iterdir() if p.suffix == ".csv"))
+    page.wait_for_selector("#verdict.error", timeout=SLOW)
+    assert page.locator("#verdict").inner_text().endswith(labels("en")["verdict_error"])
+    assert page.frame_locator("#report").locator("html").get_attribute("lang") == "en"
+    page.goto(s.origin)                                   # the choice is remembered
+    assert page.locator("html").get_attribute("lang") == "en"
+    s.assert_clean()
+    s.close()
+
+
+def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
+    small = Server(tmp_path_factory.mktemp("serve-small") / "tmp", "--max-file-mb", "1")
+    try:
+        s = Session(browser, small)
+        big = tmp_path / "gros.xlsx"
+        big.write_bytes(b"PK" + b"\0" * (2 * 1024 * 1024))
+        s.page.set_input_files("#files", str(big))
+        s.page.wait_for_selector("#error:not([hidden])", timeout=SLOW)
+        assert s.page.locator("#error").inner_text() == \
+            "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+        assert s.page.locator("#start").is_visible()
+        s.assert_clean(refused=413)
+        s.close()
+    finally:
+        small.stop()
+
+
+def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
+    reviews = pytest.importorskip("auditor.reviews")
+    folder = tmp_path_factory.mktemp("serve-review")
+    review_file = folder / "examens" / "reviews.jsonl"
+    server = Server(folder / "tmp", "--jobs", "1", "--reviews", str(review_file))
+    try:
+        s = Session(browser, server)
+        page = s.page
+        page.set_input_files("#files", str(XLSX))
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        assert page.locator("#review-file").inner_text() == str(review_file.resolve())
+        page.fill("#review-by", "Inspecteur Dupont")
+        row = page.locator("#findings tbody tr").nth(1)
+        row.locator("select.review-status").select_option("justifie")
+        row.locator("input.review-text").fill("Erreur de saisie corrigée sur la fiche papier")
+        row.locator("button.review-save").click()
+        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
+        assert row.locator(".review-done").inner_text() == "Enregistré"
+        # The same file the command line writes and reads.
+        [entry] = reviews.load_reviews(review_file).entries
+        status, _, data = server.request("GET", f"/{page.locator('#dl-json').get_attribute('href').split('?')[0]}")
+        finding = json.loads(data)["findings"][1]
+        assert entry["fingerprint"] == finding["fingerprint"] and entry["code"] == finding["code"]
+        assert (entry["status"], entry["justification"], entry["by"]) == (
+            "justifie", "Erreur de saisie corrigée sur la fiche papier", "Inspecteur Dupont")
+        # A reload shows the decision where it was left.
+        page.click("#again")
+        page.set_input_files("#files", str(XLSX))
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        row = page.locator("#findings tbody tr").nth(1)
+        row.locator("input.review-text").wait_for()
+        assert row.locator("select.review-status").input_value() == "justifie"
+        # An empty justification is refused, in French, and nothing is written.
+        row.locator("input.review-text").fill("")
+        row.locator("button.review-save").click()
+        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
+        assert row.locator(".review-done").inner_text() == "Un examen demande une justification."
+        assert len(reviews.load_reviews(review_file).entries) == 1
+        s.assert_clean(refused=400)
+        s.close()
+    finally:
+        server.stop()
