@@ -107,7 +107,7 @@ def test_run_stories_tell_each_run_in_one_line(tmp_path):
                         "(chouette de 40,00\u00a0€)"),
     ]
     en = [r.story for r in run_stories(result.carnet, "en")]
-    assert en[0] == ("adjudicated at coup 2 for €100.00; sauté at coup 2; remise at coup 3 for €100.00; "
+    assert en[0] == ("adjudicated at coup 2 for €100.00; lost at coup 2; re-staked at coup 3 for €100.00; "
                      "last coup 4 (chouette of €150.00)")
 
 

@@ -47,7 +47,7 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     main(["audit", str(BAD), "--out", str(tmp_path), "--quiet", "--format", "json"])
     doc = json.loads((tmp_path / "prelevements" / "findings.json").read_text(encoding="utf-8"))
     assert list(doc) == ["schema_version", "tool", "generated_at", "source", "carnet", "profile", "summary",
-                         "rules", "findings", "reading"]
+                         "rules", "findings", "reading", "absent", "orphan_reviews"]
     assert doc["generated_at"] == "2026-01-01T00:00:00Z"
     assert doc["tool"] == {"name": "ecarte-auditor", "version": "0.1.0"}
     assert doc["source"]["format"] == "csv" and len(doc["source"]["sha256"]) == 64
@@ -61,7 +61,8 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     assert all("reason" in r for r in doc["rules"] if r["status"] == "not_checked")
     f = doc["findings"][0]
     assert list(f) == ["code", "severity", "article", "message", "seance", "coup", "rang", "table", "row",
-                       "column", "cell", "expected", "found", "impact_cents"]
+                       "column", "cell", "expected", "found", "impact_cents", "fingerprint", "baseline_state",
+                       "review"]
     assert not (tmp_path / "prelevements" / "report.html").exists()
     keys = [((x["seance"] or 0), (x["coup"] or 0), (x["rang"] or 0), x["code"]) for x in doc["findings"]]
     assert keys == sorted(keys)

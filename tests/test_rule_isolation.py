@@ -61,7 +61,7 @@ def test_a_rule_that_raises_is_not_checked_and_the_others_run(code, lang, words,
 
 @pytest.mark.parametrize("lang, words", [("fr", "erreur interne de l'auditeur"), ("en", "internal error")])
 def test_only_a_reader_defect_leaves_the_carnet_unaudited(lang, words, carnet, monkeypatch):
-    def broken_reader(path, limits=None):
+    def broken_reader(path, limits=None, columns=None):
         raise MemoryError("reader on purpose")
 
     monkeypatch.setattr(audit_module, "read_carnet", broken_reader)
