@@ -17,6 +17,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from playwright.sync_api import expect
 
 from auditor.i18n import labels
 from serve_helpers import Server
@@ -205,8 +206,8 @@ def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
         row.locator("select.review-status").select_option("justifie")
         row.locator("input.review-text").fill("Erreur de saisie corrigée sur la fiche papier")
         row.locator("button.review-save").click()
-        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
-        assert row.locator(".review-done").inner_text() == "Enregistré"
+        # expect() polls from Playwright's side: the page's CSP forbids eval, which wait_for_function needs.
+        expect(row.locator(".review-done")).to_have_text("Enregistré", timeout=SLOW)
         # The same file the command line writes and reads.
         [entry] = reviews.load_reviews(review_file).entries
         status, _, data = server.request("GET", f"/{page.locator('#dl-json').get_attribute('href').split('?')[0]}")
@@ -224,8 +225,7 @@ def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
         # An empty justification is refused, in French, and nothing is written.
         row.locator("input.review-text").fill("")
         row.locator("button.review-save").click()
-        page.wait_for_function("document.querySelectorAll('#findings .review-done')[1].textContent !== ''")
-        assert row.locator(".review-done").inner_text() == "Un examen demande une justification."
+        expect(row.locator(".review-done")).to_have_text("Un examen demande une justification.", timeout=SLOW)
         assert len(reviews.load_reviews(review_file).entries) == 1
         s.assert_clean(refused=400)
         s.close()
