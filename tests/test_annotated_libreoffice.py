@@ -15,6 +15,7 @@ from defusedxml.ElementTree import fromstring
 from openpyxl import load_workbook
 
 from auditor.catalogue import load_profile
+from auditor.read.raw import column_letter
 from auditor.audit import audit_path
 from auditor.report.excel_report import write_annotated
 
@@ -23,14 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NS = {"table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
       "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
       "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0"}
-
-
-def _letters(col: int) -> str:
-    out = ""
-    while col:
-        col, rem = divmod(col - 1, 26)
-        out = chr(65 + rem) + out
-    return out
 
 
 def ods_comments(path: Path) -> dict[tuple[str, str], str]:
@@ -51,7 +44,7 @@ def ods_comments(path: Path) -> dict[tuple[str, str], str]:
                 note = cell.find("office:annotation", NS)
                 if note is not None:
                     lines = ["".join(p.itertext()) for p in note.findall("text:p", NS)]
-                    out[(name, f"{_letters(c + 1)}{r + 1}")] = "\n".join(lines)
+                    out[(name, f"{column_letter(c)}{r + 1}")] = "\n".join(lines)
                 c += repeat
             r += rows
     return out

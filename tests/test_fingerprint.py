@@ -3,7 +3,6 @@ added elsewhere; never shared by two findings of one carnet."""
 
 from __future__ import annotations
 
-import random
 import tempfile
 from dataclasses import replace
 from pathlib import Path

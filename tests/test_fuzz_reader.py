@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))

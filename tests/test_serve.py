@@ -12,7 +12,6 @@ import time
 import re
 import shutil
 import tempfile
-import zipfile
 from pathlib import Path
 
 import pytest

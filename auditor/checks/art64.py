@@ -11,7 +11,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
 from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
-from auditor.frames import eq, shared_codes
+from auditor.frames import shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS, STAKES

@@ -35,6 +35,7 @@ from defusedxml.ElementTree import iterparse as safe_iterparse
 import zipfile
 
 from auditor.limits import Limits, size_text
+from auditor.read.raw import column_letter
 
 CHUNK = 1024 * 1024
 XML_SUFFIXES = (".xml", ".rels")
@@ -433,15 +434,7 @@ def _check_duplicates(row: np.ndarray, col: np.ndarray) -> None:
         dup = uniq[counts > 1]
         if len(dup):
             k = int(dup[0])
-            raise Refused("duplicate_cell", cell=f"{_letters(k % 32768)}{k // 32768}")
-
-
-def _letters(col: int) -> str:
-    out = ""
-    while col:
-        col, rem = divmod(col - 1, 26)
-        out = chr(65 + rem) + out
-    return out
+            raise Refused("duplicate_cell", cell=f"{column_letter(k % 32768 - 1)}{k // 32768}")
 
 
 def _ref(text: str) -> tuple[int, int | None]:

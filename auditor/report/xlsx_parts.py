@@ -25,7 +25,6 @@ import bisect
 import io
 import re
 import struct
-import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field

@@ -21,7 +21,7 @@ from auditor.i18n import LANGS
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read import WORKBOOK_SUFFIXES
 from auditor.serve.labels import page_label, page_labels
-from auditor.serve.runs import RUN_ID, Runs
+from auditor.serve.runs import Runs
 from auditor.serve.security import Guard
 
 # report.html's own policy (templates/base.html.j2), sent as a header too, and
