@@ -39,6 +39,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_nightly.py
+	$(BIN)/python bench/bench_batch_memory.py
 
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
 samples: $(STAMP)

@@ -141,21 +141,37 @@ def _small(i: int):
 def _one_seance(i: int):
     """Carnet i of the nightly benchmark's batch (bench_nightly.py): one séance
     of 20 coups with ticket books of its own."""
-    from auditor.generate import Spec
+    from auditor.synth.generate import Spec
 
     start = 1 + 400 * i   # two aligned books of 200 per value and carnet
     return Spec(seances=1, coups=20, mises=6, seed=i, table=1 + i % 12, casino=f"Casino {i % 7}",
                 ticket_start={10: start, 100: start, 1000: start})
 
 
-def _batch_folder(n: int) -> Path:
-    root = DATA / f"small-{n}"
+def generated_batch(name: str, n: int, spec_of) -> Path:
+    """`DATA/name`: `n` CSV-folder carnets, carnet i from `spec_of(i)` (written once)."""
+    root = DATA / name
     if not root.exists():
         from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n):
-            write_csv_folder(generate(_small(i)), root / f"c{i:04d}")
+            write_csv_folder(generate(spec_of(i)), root / f"c{i:04d}")
     return root
+
+
+def _batch_folder(n: int) -> Path:
+    return generated_batch(f"small-{n}", n, _small)
+
+
+def results_page(title: str, script: str, line: str, name: str) -> str:
+    """A one-row results page (`bench/name`, also returned): machine, load, time, the row."""
+    load = os.getloadavg()
+    text = (f"# {title}\n\nMachine: {machine()}; load average after the run "
+            f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).\n"
+            f"Run: `python bench/{script}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
+            "| # | what | measured | figure | target | met |\n|---|---|---|---|---|---|\n" + line + "\n")
+    (ROOT / "bench" / name).write_text(text, encoding="utf-8")
+    return text
 
 
 def bench_batch(scale: int, lines: list[str]) -> None:
