@@ -104,10 +104,10 @@ def connect(folder: Path):
     import duckdb
 
     if not folder.is_dir():
-        raise UsageError(f"{folder}: no such history folder")
+        raise UsageError("history.no_folder", folder=folder)
     files = sorted(folder.glob(PATTERN))
     if not files:
-        raise UsageError(f"{folder}: no run in this history (files {PATTERN}, written by audit --history)")
+        raise UsageError("history.no_run", folder=folder, pattern=PATTERN)
     con = duckdb.connect(":memory:")
     listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in files)
     con.execute(f"CREATE VIEW history AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
@@ -174,14 +174,14 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
             rel = con.execute(sql)
             return format_table([d[0] for d in rel.description], rel.fetchall(), lang)
         except duckdb.Error as exc:
-            raise UsageError(f"--sql: {str(exc).splitlines()[0]}") from None
+            raise UsageError("history.sql_error", reason=str(exc).splitlines()[0]) from None
     if since is not None:
         import datetime as dt
 
         try:
             dt.date.fromisoformat(since)
         except ValueError:
-            raise UsageError(f"--open-since {since!r}: not a date (YYYY-MM-DD)") from None
+            raise UsageError("history.not_a_date", since=since) from None
     head = HEADINGS.get(lang, HEADINGS["fr"])
     parts = []
     for name in ("money", "codes", "open"):
