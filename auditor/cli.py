@@ -447,7 +447,7 @@ def cmd_review(args) -> int:
         raise UsageError(exc.args[0]) from None
     except OSError as exc:
         raise UsageError("main.cannot_write", path=target, reason=exc.strerror or exc) from None
-    where = (cli_label("review.where", args.ui, seance=entry["seance"], coup=entry["coup"])
+    where = (", " + cli_label("review.where", args.ui, seance=entry["seance"], coup=entry["coup"])
              if entry["seance"] is not None else "")
     print(cli_label("review.recorded", args.ui, fingerprint=entry["fingerprint"], code=entry["code"], where=where,
                     status=entry["status"], by=entry["by"], target=target), file=sys.stderr)
