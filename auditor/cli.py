@@ -357,8 +357,9 @@ def cmd_audit(args) -> int:
         jobs = [replace(j, context=series.context(j.id)) for j in jobs]
         for problem in series.problems:
             _say(problem, args)
-    options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args), fail_on_new=args.fail_on_new, columns=columns)
+    options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
+                      generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
+                      columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:

@@ -137,6 +137,8 @@ def test_every_message_key_the_code_names_is_in_both_files():
         first = call.args[0] if call.args else None
         if _passed_along(where, first):
             continue
+        if getattr(call.func, "id", None) == "cli_label" and isinstance(first, (ast.Name, ast.Subscript)):
+            continue   # a key from a table of keys: see test_every_key_written_anywhere_in_the_code_is_in_both_files
         if isinstance(first, ast.Call) and getattr(first.func, "id", None) in ("Message", "write_failure"):
             continue   # a Message, checked as a call of its own (write_failure's is in atomic.py)
         assert isinstance(first, ast.Constant) and isinstance(first.value, str), \
@@ -147,6 +149,24 @@ def test_every_message_key_the_code_names_is_in_both_files():
                 and call.func.id in errors | {"Message", "_type_error"}:
             needed = set(re.findall(r"\{(\w+)", cli_labels("en")[first.value]))
             assert needed == params, f"{where}:{line}: {first.value} takes {needed}, given {params}"
+
+
+SECTIONS = ("main", "audit", "columns", "generate", "template", "review", "history", "rules", "serve")
+
+
+def test_every_key_written_anywhere_in_the_code_is_in_both_files():
+    """Keys kept in tables (`TITLES = {"money": "history.title_money"}`) and
+    looked up later count too: any string of the code shaped like a key of
+    a section of the label files must be in both."""
+    keys = set(cli_labels("fr")) & set(cli_labels("en"))
+    shaped = re.compile(rf"({'|'.join(SECTIONS)})\.[a-z][a-z0-9_]*")
+    found = []
+    for path in sorted((ROOT / "auditor").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and shaped.fullmatch(node.value):
+                found.append((path.relative_to(ROOT).as_posix(), node.lineno, node.value))
+    assert len(found) > 150
+    assert [f for f in found if f[2] not in keys] == []
 
 
 def test_every_help_key_in_cli_py_is_in_both_files():
