@@ -274,7 +274,7 @@ ENGLISH_HELP = {
 def test_french_locale_help_of_every_command_without_lang_option():
     top = run(["--help"], LANG="fr_FR.UTF-8")
     assert top.returncode == 0 and top.stdout.startswith("utilisation : ecarte-audit")
-    assert "Audite les carnets spéciaux" in top.stdout and "commandes" in top.stdout
+    assert "Audite les carnets spéciaux" in top.stdout and "\ncommandes :\n" in top.stdout
     assert "auditer des carnets et écrire les rapports" in top.stdout
     for command, phrase in FRENCH_HELP.items():
         help_ = run([command, "--help"], LANG="fr_FR.UTF-8")
@@ -283,7 +283,7 @@ def test_french_locale_help_of_every_command_without_lang_option():
         assert help_.stdout.startswith(f"utilisation : ecarte-audit {command}"), command
         assert phrase in text, (command, text)
         assert "afficher cette aide et quitter" in text and "show this help" not in text, command
-        assert "options:" in text and ENGLISH_HELP[command] not in text, command
+        assert "options :" in text and ENGLISH_HELP[command] not in text, command
 
 
 def test_french_locale_errors_without_lang_option(tmp_path):
