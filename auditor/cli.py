@@ -132,8 +132,13 @@ def chosen_lang(argv: list[str]) -> str | None:
     for i, arg in enumerate(argv):
         if arg == "--":
             break
-        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
-            arg.partition("=")[2] if arg.startswith("--lang=") else None)
+        name, eq, value = arg.partition("=")
+        # argparse takes any unambiguous prefix of an option (`--lan en`); no
+        # other option of any command starts with `--l`.
+        if len(name) < 3 or not "--lang".startswith(name):
+            continue
+        if not eq:
+            value = argv[i + 1] if i + 1 < len(argv) else None
         if value in LANGS:
             chosen = value
     return chosen

@@ -251,9 +251,18 @@ def test_environment_lang(environ, lang):
     (["audit", "x", "--lang", "en", "--lang", "fr"], "fr"), (["audit", "--", "--lang", "en"], None),
     (["rules", "--lang", "de"], None), (["rules", "--lang"], None),
     (["history", "h", "--lang=en", "--sql", "SELECT 1"], "en"),
+    (["rules", "--lan", "en"], "en"), (["rules", "--l=fr"], "fr"),   # argparse's abbreviations
+
 ])
 def test_chosen_lang(argv, lang):
     assert chosen_lang(argv) == lang
+
+
+def test_no_other_option_starts_like_lang():
+    """chosen_lang reads any prefix of --lang from --l on, as argparse does:
+    true only while no other option starts with --l."""
+    for p in parsers(build_parser("en")):
+        assert [o for a in p._actions for o in a.option_strings if o.startswith("--l") and o != "--lang"] == []
 
 
 # -- the user's real environment: the console script ---------------------------------
