@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from auditor.errors import WriteError
+from auditor.errors import Message, WriteError
 
 PART_SUFFIX = ".part"
 
@@ -46,6 +46,6 @@ def make_folder(folder: Path) -> None:
         raise WriteError(write_failure(folder, exc)) from None
 
 
-def write_failure(path: Path, exc: OSError) -> str:
+def write_failure(path: Path, exc: OSError) -> Message:
     """The message of a file that could not be written."""
-    return f"cannot write {path}: {exc.strerror or exc}"
+    return Message("main.cannot_write", path=path, reason=exc.strerror or exc)

@@ -3,22 +3,34 @@
 Exit status (outputs.md): 0 nothing at or above --fail-on, 1 something is,
 2 usage error (bad option, a PATH that does not exist or holds no carnet,
 an output folder that cannot be written).
+
+The command line speaks the user's language (docs/interpretations.md): its
+help, messages and errors come from templates/i18n/cli.<lang>.toml, in the
+language `--lang` names when given, else the locale's (LANG…).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
-from auditor.errors import UsageError
+from auditor.errors import Message, UsageError, text_of
+from auditor.i18n import LANGS, argparse_words, cli_label, environment_lang
 from auditor.model import Severity
 from auditor.limits import DEFAULT_BOUNDS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+# The reports, the annotated workbook, the blank template and the local page
+# are documents for the official record: French unless --lang says otherwise
+# (outputs.md), whatever the locale. Only what the terminal says follows it.
+DOCUMENT_LANG = "fr"
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -27,114 +39,206 @@ def _formats(text: str) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown format(s) {', '.join(unknown) or text!r}; "
-                                         f"choose among {', '.join(FORMATS)}")
+        raise _type_error("main.unknown_formats", unknown=", ".join(unknown) or repr(text),
+                          choices=", ".join(FORMATS))
     return chosen
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser: audit, generate, template and rules."""
-    parser = argparse.ArgumentParser(prog="ecarte-audit", description="Audit écarté carnets spéciaux "
-                                     "(arrêté du 14 mai 2007, art. 63 to 66-1).")
-    parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+# -- languages ---------------------------------------------------------------
+# Every `help=` and `description=` below is a key of
+# templates/i18n/cli.<lang>.toml, looked up when the parser is built: to add
+# an option, add its key to cli.fr.toml and cli.en.toml and write
+# `help="section.key"`. A help that is not a key is refused at build time, so
+# no English slips into the French help.
 
-    a = sub.add_parser("audit", help="audit carnets and write reports")
-    a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                   help="a workbook (.xlsx, .xlsm, .xlsb, .xls, .ods), a CSV-folder carnet, or a folder of carnets")
-    a.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
-    a.add_argument("--format", type=_formats, default=("html", "json"), help="html,json,xlsx (default: html,json)")
-    a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
-                   help="lowest severity that makes the exit status 1 (default: error)")
-    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
-                   help="carnets audited in parallel (default: the number of cores)")
-    a.add_argument("--lang", choices=("fr", "en"), default="fr", help="report language (default: fr)")
-    a.add_argument("--cache", type=Path, metavar="DIR",
-                   help="keep each carnet's result here; an unchanged carnet is not audited again")
-    a.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the batch on a Dask distributed cluster (e.g. tcp://10.0.0.5:8786)")
-    a.add_argument("--quiet", action="store_true", help="no progress bar, no per-carnet lines")
-    a.add_argument("--max-file-mb", type=_positive, metavar="MB",
-                   help="largest workbook or CSV file read (default 200); past it: EC00-01")
-    a.add_argument("--max-rows", type=_positive, metavar="N", help="most rows in one table (default 2,000,000)")
-    a.add_argument("--max-columns", type=_positive, metavar="N", help="most columns in one table (default 200)")
+class LocalizedParser(argparse.ArgumentParser):
+    """An ArgumentParser whose help texts are label keys, shown in `lang`."""
+
+    def __init__(self, *args, lang: str = "en", description: str | None = None, **kwargs):
+        """As ArgumentParser, with `description` a label key and the help option's text in `lang`."""
+        self.lang = lang
+        kwargs["add_help"] = False   # argparse's own -h would say "show this help message" in English
+        super().__init__(*args, description=self.text(description), **kwargs)
+        self.register("action", "parsers", _LocalizedSubParsers)
+        words = argparse_words(lang)
+        self._positionals.title = words.get("positional arguments", "positional arguments")
+        self._optionals.title = words.get("options", "options")
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help="main.help")
+
+    def text(self, key: str | None, **params) -> str | None:
+        """The label `key` in this parser's language (None and SUPPRESS pass through)."""
+        if key is None or key == argparse.SUPPRESS:
+            return key
+        try:
+            return cli_label(key, self.lang, **params)
+        except KeyError:
+            raise ValueError(f"help={key!r} is not a key of templates/i18n/cli.{self.lang}.toml "
+                             "(write the text there, in French and English)") from None
+
+    def add_argument(self, *args, help_params: dict | None = None, **kwargs):
+        """As ArgumentParser.add_argument, `help` being a label key (`help_params` fill its placeholders)."""
+        if "help" in kwargs:
+            kwargs["help"] = self.text(kwargs["help"], **(help_params or {}))
+        return super().add_argument(*args, **kwargs)
+
+    def add_subparsers(self, **kwargs):
+        """Sub-commands whose parsers are LocalizedParsers in the same language."""
+        kwargs.setdefault("parser_class", functools.partial(LocalizedParser, lang=self.lang))
+        kwargs["title"] = self.text(kwargs.get("title"))
+        return super().add_subparsers(**kwargs)
+
+
+class _LocalizedSubParsers(argparse._SubParsersAction):
+    """Sub-commands: `help` is a label key, also the sub-command's description."""
+
+    def add_parser(self, name, **kwargs):
+        """As argparse's, the help key translated for the list of commands."""
+        lang = self._parser_class.keywords["lang"]
+        if "help" in kwargs:
+            kwargs.setdefault("description", kwargs["help"])
+            kwargs["help"] = cli_label(kwargs["help"], lang)
+        return super().add_parser(name, **kwargs)
+
+
+_speaking = ["en"]   # the language argparse speaks while it parses (see `_argparse_speaks`)
+
+
+def _type_error(key: str, **params) -> argparse.ArgumentTypeError:
+    """A bad option value, said in the language of the parse under way."""
+    return argparse.ArgumentTypeError(cli_label(key, _speaking[-1], **params))
+
+
+@contextlib.contextmanager
+def _argparse_speaks(lang: str):
+    """argparse's own words (usage, "the following arguments are required"…)
+    in `lang`: argparse looks them up through its module's gettext names at
+    the moment it prints, so they are swapped for the parse and put back."""
+    words = argparse_words(lang)
+    saved = argparse._, argparse.ngettext
+    argparse._ = lambda text: words.get(text, text)
+    argparse.ngettext = lambda one, many, n: words.get(one if n == 1 else many, one if n == 1 else many)
+    _speaking.append(lang)
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+        _speaking.pop()
+
+
+def chosen_lang(argv: list[str]) -> str | None:
+    """The `--lang` given anywhere on the command line (the last one), if valid:
+    it must be known before the parser is built, since the help speaks it."""
+    chosen = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        # argparse takes any unambiguous prefix of an option (`--lan en`); no
+        # other option of any command starts with `--l`.
+        if len(name) < 3 or not "--lang".startswith(name):
+            continue
+        if not eq:
+            value = argv[i + 1] if i + 1 < len(argv) else None
+        if value in LANGS:
+            chosen = value
+    return chosen
+
+
+def ui_lang(argv: list[str], environ=os.environ) -> str:
+    """The language the terminal is spoken to in: `--lang` if given, else the locale's."""
+    return chosen_lang(argv) or environment_lang(environ)
+
+
+def build_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """The command line's parser, its help in `lang`: audit, columns, generate, template, review, history,
+    rules and serve."""
+    parser = LocalizedParser(prog="ecarte-audit", description="main.description", lang=lang)
+    parser.add_argument("--version", action="version", version=f"ecarte-auditor {__version__}",
+                        help="main.version")
+    parser.add_argument("--lang", dest="ui_lang", choices=LANGS, help="main.lang")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="main.commands")
+
+    a = sub.add_parser("audit", help="audit.help")
+    a.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="audit.paths")
+    a.add_argument("--out", type=Path, default=Path("reports"), help="audit.out")
+    a.add_argument("--format", type=_formats, default=("html", "json"), help="audit.format")
+    a.add_argument("--fail-on", choices=("error", "warning", "never"), default="error", help="audit.fail_on")
+    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="audit.jobs")
+    a.add_argument("--lang", choices=LANGS, help="audit.lang")
+    a.add_argument("--cache", type=Path, metavar="DIR", help="audit.cache")
+    a.add_argument("--scheduler", metavar="ADDRESS", help="audit.scheduler")
+    a.add_argument("--quiet", action="store_true", help="audit.quiet")
+    a.add_argument("--max-file-mb", type=_positive, metavar="MB", help="audit.max_file_mb")
+    a.add_argument("--max-rows", type=_positive, metavar="N", help="audit.max_rows")
+    a.add_argument("--max-columns", type=_positive, metavar="N", help="audit.max_columns")
     a.add_argument("--timeout-per-carnet", type=_positive, metavar="SECONDS", default=DEFAULT_BOUNDS.timeout_s,
-                   help=f"longest audit of one carnet (default {DEFAULT_BOUNDS.timeout_s}); past it: EC00-01")
+                   help="audit.timeout_per_carnet", help_params={"default": DEFAULT_BOUNDS.timeout_s})
     a.add_argument("--max-memory-mb", type=_positive, metavar="MB", default=DEFAULT_BOUNDS.memory_mb,
-                   help=f"most resident memory of the process auditing one carnet (default "
-                        f"{DEFAULT_BOUNDS.memory_mb}); past it: EC00-01")
-    a.add_argument("--baseline", type=Path, metavar="PREVIOUS_OUT",
-                   help="a previous run's output folder: each finding is new, unchanged or updated, "
-                        "the previous findings now gone are listed as absent; its reviews are carried forward")
-    a.add_argument("--fail-on-new", action="store_true",
-                   help="only new findings (against --baseline) at or above --fail-on set the exit status")
-    a.add_argument("--reviews", type=Path, metavar="FILE",
-                   help="one shared review file instead of each carnet's reviews.jsonl")
-    a.add_argument("--history", type=Path, metavar="DIR",
-                   help="append this run to the findings history in DIR (one Parquet file per run)")
-    a.add_argument("--columns", type=Path, metavar="FILE.toml",
-                   help="column mapping for another system's export: per table, source column = carnet column")
+                   help="audit.max_memory_mb", help_params={"default": DEFAULT_BOUNDS.memory_mb})
+    a.add_argument("--baseline", type=Path, metavar="PREVIOUS_OUT", help="audit.baseline")
+    a.add_argument("--fail-on-new", action="store_true", help="audit.fail_on_new")
+    a.add_argument("--reviews", type=Path, metavar="FILE", help="audit.reviews")
+    a.add_argument("--history", type=Path, metavar="DIR", help="audit.history")
+    a.add_argument("--columns", type=Path, metavar="FILE.toml", help="audit.columns")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
-    c = sub.add_parser("columns", help="show how each sheet and column of a carnet is understood")
-    c.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a workbook, a CSV-folder carnet, or a folder")
-    c.add_argument("--columns", type=Path, metavar="FILE.toml", help="the column mapping to apply")
-    c.add_argument("--lang", choices=("fr", "en"), default="fr")
+    c = sub.add_parser("columns", help="columns.help")
+    c.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="columns.paths")
+    c.add_argument("--columns", type=Path, metavar="FILE.toml", help="columns.columns")
+    c.add_argument("--lang", choices=LANGS, help="columns.lang")
 
-    g = sub.add_parser("generate", help="write a synthetic carnet (compliant, or with chosen breaches)")
-    g.add_argument("out", type=Path, metavar="OUT", help="the .xlsx file or CSV folder to write")
-    g.add_argument("--seances", type=_positive, default=3)
-    g.add_argument("--coups", type=_positive, default=20, help="coups per séance")
-    g.add_argument("--mises", type=_positive, default=6, help="average stakes per coup")
-    g.add_argument("--container", choices=("xlsx", "csv"), help="default: from OUT's suffix")
-    g.add_argument("--seed", type=int, default=1)
-    g.add_argument("--breaches", default="", metavar="CODE,...", help="rules to break once each")
-    g.add_argument("--casino", default="Casino de Forges-les-Eaux")
-    g.add_argument("--table", type=_positive, default=3)
-    g.add_argument("--chouette", action="store_true", help="mix chouette runs among the simple coups")
+    g = sub.add_parser("generate", help="generate.help")
+    g.add_argument("out", type=Path, metavar="OUT", help="generate.out")
+    g.add_argument("--seances", type=_positive, default=3, help="generate.seances")
+    g.add_argument("--coups", type=_positive, default=20, help="generate.coups")
+    g.add_argument("--mises", type=_positive, default=6, help="generate.mises")
+    g.add_argument("--container", choices=("xlsx", "csv"), help="generate.container")
+    g.add_argument("--seed", type=int, default=1, help="generate.seed")
+    g.add_argument("--breaches", default="", metavar="CODE,...", help="generate.breaches")
+    g.add_argument("--casino", default="Casino de Forges-les-Eaux", help="generate.casino")
+    g.add_argument("--table", type=_positive, default=3, help="generate.table")
+    g.add_argument("--chouette", action="store_true", help="generate.chouette")
+    g.add_argument("--lang", choices=LANGS, help="generate.lang")
 
-    t = sub.add_parser("template", help="write a blank carnet workbook to start recording in the right format")
-    t.add_argument("out", type=Path, metavar="OUT", help="the .xlsx or .ods file to write")
-    t.add_argument("--lang", choices=("fr", "en"), default="fr")
+    t = sub.add_parser("template", help="template.help")
+    t.add_argument("out", type=Path, metavar="OUT", help="template.out")
+    t.add_argument("--lang", choices=LANGS, help="template.lang")
 
     from auditor.reviews import STATUSES
 
-    v = sub.add_parser("review", help="record a decision on a finding (append-only review file)")
-    v.add_argument("out", type=Path, metavar="OUT", help="the run's output folder (or one carnet's folder in it)")
-    v.add_argument("fingerprint", metavar="FINGERPRINT", help="the finding's fingerprint (or its first 8+ characters)")
-    v.add_argument("--status", required=True, choices=STATUSES, help="the decision")
-    v.add_argument("--comment", required=True, help="the justification")
-    v.add_argument("--by", required=True, metavar="NAME", help="who decided")
-    v.add_argument("--reviews", type=Path, metavar="FILE",
-                   help="write to this shared file instead of the carnet's reviews.jsonl")
+    v = sub.add_parser("review", help="review.help")
+    v.add_argument("out", type=Path, metavar="OUT", help="review.out")
+    v.add_argument("fingerprint", metavar="FINGERPRINT", help="review.fingerprint")
+    v.add_argument("--status", required=True, choices=STATUSES, help="review.status")
+    v.add_argument("--comment", required=True, help="review.comment")
+    v.add_argument("--by", required=True, metavar="NAME", help="review.by")
+    v.add_argument("--reviews", type=Path, metavar="FILE", help="review.reviews")
+    v.add_argument("--lang", choices=LANGS, help="review.lang")
 
-    h = sub.add_parser("history", help="query the findings history written by audit --history (DuckDB)")
-    h.add_argument("folder", type=Path, metavar="DIR")
-    h.add_argument("--open-since", metavar="DATE", help="open findings first seen on DATE (YYYY-MM-DD) or before")
-    h.add_argument("--sql", metavar="QUERY", help="any SQL query over the views runs, carnets and findings")
-    h.add_argument("--lang", choices=("fr", "en"), default="fr")
+    h = sub.add_parser("history", help="history.help")
+    h.add_argument("folder", type=Path, metavar="DIR", help="history.folder")
+    h.add_argument("--open-since", metavar="DATE", help="history.open_since")
+    h.add_argument("--sql", metavar="QUERY", help="history.sql")
+    h.add_argument("--lang", choices=LANGS, help="history.lang")
 
-    r = sub.add_parser("rules", help="list the rule catalogue, or explain one rule")
-    r.add_argument("--explain", metavar="CODE", help="explain one rule, e.g. EC64-01")
-    r.add_argument("--lang", choices=("fr", "en"), default="fr")
+    r = sub.add_parser("rules", help="rules.help")
+    r.add_argument("--explain", metavar="CODE", help="rules.explain")
+    r.add_argument("--lang", choices=LANGS, help="rules.lang")
 
-    s = sub.add_parser("serve", help="open the local page: drop a carnet, read its report (no terminal needed)")
-    s.add_argument("--port", type=_port, help="port to listen on at 127.0.0.1 (default: a free one)")
-    s.add_argument("--no-browser", action="store_true", help="do not open the browser")
-    s.add_argument("--lang", choices=("fr", "en"), help="language of the page and reports (default: fr)")
-    s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
-                   help="carnets of a batch audited in parallel (default: the number of cores)")
-    s.add_argument("--max-file-mb", type=_positive, metavar="MB",
-                   help="largest file dropped or read (default 200); past it: refused")
-    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"),
-                   help="review file the page writes to (default: reviews.jsonl in the current folder)")
+    s = sub.add_parser("serve", help="serve.help")
+    s.add_argument("--port", type=_port, help="serve.port")
+    s.add_argument("--no-browser", action="store_true", help="serve.no_browser")
+    s.add_argument("--lang", choices=LANGS, help="serve.lang")
+    s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
+    s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
+    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"), help="serve.reviews")
     return parser
 
 
 def _port(text: str) -> int:
     value = _positive(text)
     if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number (1 to 65535): {text!r}")
+        raise _type_error("main.not_a_port", text=text)
     return value
 
 
@@ -142,15 +246,27 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise _type_error("main.not_a_number", text=text) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+        raise _type_error("main.at_least_one", text=text)
     return value
+
+
+def _say(message, args) -> None:
+    """One line on stderr, `ecarte-audit: ` and the message in the terminal's language."""
+    print(f"ecarte-audit: {text_of(message, args.ui)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit status (0, 1 findings at --fail-on, 2 usage error)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ui = ui_lang(argv)
+    with _argparse_speaks(ui):
+        args = build_parser(ui).parse_args(argv)
+    # args.lang: the language asked for on the line (None: documents stay in
+    # DOCUMENT_LANG); args.ui: the language the terminal is spoken to in.
+    args.lang = getattr(args, "lang", None) or args.ui_lang
+    args.ui = ui
     try:
         if args.command == "rules":
             return cmd_rules(args)
@@ -168,27 +284,32 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_columns(args)
         return cmd_audit(args)
     except UsageError as exc:
-        print(f"ecarte-audit: {exc}", file=sys.stderr)
+        _say(exc, args)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("ecarte-audit: interrupted", file=sys.stderr)
+        _say(Message("main.interrupted"), args)
         return 130
 
 
 def cmd_rules(args) -> int:
     """`ecarte-audit rules`: the catalogue, or one rule explained."""
+    from auditor.i18n import label
     from auditor.registry import registered
 
     catalogue = load_catalogue()
     checks = registered()
-    lang = args.lang
+    lang = args.ui   # terminal text: the terminal's language (--lang, else the locale)
+
+    def severity(meta) -> str:   # the reports' word for it
+        return label(meta.severity.label, lang).lower()
+
     if args.explain:
         code = args.explain.strip().upper()
         meta = catalogue.get(code)
         if meta is None:
-            raise UsageError(f"unknown rule code {args.explain!r} (see 'ecarte-audit rules')")
+            raise UsageError("rules.unknown_code", code=args.explain)
         spec = checks.get(code)
-        print(f"{meta.code} — art. {meta.article} — {meta.severity.label}")
+        print(f"{meta.code} — art. {meta.article} — {severity(meta)}")
         print(meta.title[lang])
         print()
         print(meta.explain[lang])
@@ -199,15 +320,16 @@ def cmd_rules(args) -> int:
                 print("\n".join(line.strip() for line in doc.splitlines()))
             if spec.needs:
                 print()
-                print(("Nécessite : " if lang == "fr" else "Needs: ") + ", ".join(spec.needs))
+                print(cli_label("rules.needs", lang) + ", ".join(spec.needs))
         else:
             print()
-            print("(" + ("pas encore implémentée" if lang == "fr" else "not implemented yet") + ")")
+            print(f"({label('not_implemented', lang)})")
         return EXIT_OK
     width = max(len(c) for c in catalogue)
+    sev_width = max(len(severity(m)) for m in catalogue.values())
     for code, meta in catalogue.items():
-        mark = "" if code in checks else ("  [non implémentée]" if lang == "fr" else "  [not implemented]")
-        print(f"{code:<{width}}  {meta.article:<5} {meta.severity.label:<8} {meta.title[lang]}{mark}")
+        mark = "" if code in checks else cli_label("rules.not_implemented_mark", lang)
+        print(f"{code:<{width}}  {meta.article:<5} {severity(meta):<{sev_width}} {meta.title[lang]}{mark}")
     return EXIT_OK
 
 
@@ -216,7 +338,6 @@ def cmd_audit(args) -> int:
     index and summary."""
     from auditor.atomic import write_failure
     from auditor.batch import Options, run_batch, worst_severity
-    from auditor.batch.plan import plan
     from auditor.limits import Bounds
     from auditor.errors import WriteError
     from auditor.render import write_batch
@@ -233,16 +354,17 @@ def cmd_audit(args) -> int:
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
-            raise UsageError(f"cannot write to folder {folder}: {exc.strerror or exc}") from None
+            raise UsageError("main.cannot_write_folder", folder=folder, reason=exc.strerror or exc) from None
     series = _series(args)
     if series is not None:
         from dataclasses import replace
 
         jobs = [replace(j, context=series.context(j.id)) for j in jobs]
         for problem in series.problems:
-            print(f"ecarte-audit: {problem}", file=sys.stderr)
-    options = Options(formats=args.format, lang=args.lang, debug=args.debug, generated_at=generated_at(),
-                      limits=_limits(args), fail_on_new=args.fail_on_new, columns=columns)
+            _say(problem, args)
+    options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
+                      generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
+                      columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)
     if batch:
@@ -259,29 +381,28 @@ def cmd_audit(args) -> int:
         done.append(job.id)
         if lines:
             s = output.entry["summary"]
-            print(f"{job.shown}: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info "
-                  f"→ {args.out / job.id}", file=sys.stderr)
+            print(cli_label("audit.carnet_line", args.ui, shown=job.shown, errors=s["errors"],
+                            warnings=s["warnings"], info=s["info"], out=args.out / job.id), file=sys.stderr)
 
     try:
         result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
                            cache_dir=args.cache, progress=not args.quiet, on_done=report_line,
                            bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                           notice=lambda text: print(f"ecarte-audit: {text}", file=sys.stderr))
+                           notice=lambda text: _say(text, args))
     except KeyboardInterrupt:
-        resume = ("run the same command again to audit only the rest" if args.cache
-                  else "with --cache DIR, a new run resumes where the last one stopped")
-        print(f"ecarte-audit: interrupted after {len(done)} of {len(jobs)} carnet(s); {resume}", file=sys.stderr)
+        resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
+        _say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)
         return 130
     if series is not None:
         for job in jobs:
             series.carry_reviews(job.id, args.out)
     trends = _write_history(args, options, result) if args.history else None
     if batch:
-        write_batch(result.entries, args.out, args.format, args.lang, options.generated_at,
+        write_batch(result.entries, args.out, args.format, options.lang, options.generated_at,
                     result.cross_findings, trends)
     if not args.quiet and (batch or result.cached):
-        print(f"{len(jobs)} carnet(s) audited ({result.cached} from the cache), "
-              f"{len(result.cross_findings)} cross-carnet finding(s) → {args.out}", file=sys.stderr)
+        print(cli_label("audit.batch_line", args.ui, carnets=len(jobs), cached=result.cached,
+                        cross=len(result.cross_findings), out=args.out), file=sys.stderr)
     worst = worst_severity(result.worst)
     cross = result.cross_findings
     if args.fail_on_new:
@@ -296,7 +417,7 @@ def cmd_audit(args) -> int:
 def _series(args):
     """The baseline and review files the run was given (None: neither)."""
     if args.fail_on_new and args.baseline is None:
-        raise UsageError("--fail-on-new needs --baseline PREVIOUS_OUT (new against what?)")
+        raise UsageError("audit.fail_on_new_needs_baseline")
     if args.baseline is None and args.reviews is None:
         return None
     from auditor.series import Series
@@ -314,8 +435,8 @@ def _write_history(args, options, result) -> list[dict] | None:
     try:
         history.append_run(args.history, run, list(zip(result.entries, result.history)))
     except OSError as exc:
-        raise UsageError(f"cannot write the history in {args.history}: {exc.strerror or exc}") from None
-    return history.trends(args.history, args.lang)
+        raise UsageError("audit.cannot_write_history", folder=args.history, reason=exc.strerror or exc) from None
+    return history.trends(args.history, options.lang)
 
 
 def cmd_review(args) -> int:
@@ -329,12 +450,13 @@ def cmd_review(args) -> int:
         entry = record_review(target, finding["fingerprint"], args.status, args.comment, args.by,
                               carnet=carnet_id, finding=finding)
     except ReviewError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.args[0]) from None
     except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    where = f"séance {entry['seance']}, coup {entry['coup']}" if entry["seance"] is not None else ""
-    print(f"{entry['fingerprint']} ({entry['code']}{', ' + where if where else ''}): {entry['status']} "
-          f"— {entry['by']} → {target}", file=sys.stderr)
+        raise UsageError("main.cannot_write", path=target, reason=exc.strerror or exc) from None
+    where = (", " + cli_label("review.where", args.ui, seance=entry["seance"], coup=entry["coup"])
+             if entry["seance"] is not None else "")
+    print(cli_label("review.recorded", args.ui, fingerprint=entry["fingerprint"], code=entry["code"], where=where,
+                    status=entry["status"], by=entry["by"], target=target), file=sys.stderr)
     return EXIT_OK
 
 
@@ -342,7 +464,7 @@ def cmd_history(args) -> int:
     """`ecarte-audit history`: answer a question on the findings history."""
     from auditor.history import answer
 
-    print(answer(args.folder, args.lang, since=args.open_since, sql=args.sql), end="")
+    print(answer(args.folder, args.ui, since=args.open_since, sql=args.sql), end="")
     return EXIT_OK
 
 
@@ -362,11 +484,10 @@ def _jobs(paths: list[Path]):
 
     for p in paths:
         if not p.exists():
-            raise UsageError(f"{p}: no such file or folder")
+            raise UsageError("main.no_such_path", path=p)
     jobs = plan(paths)
     if not jobs:
-        raise UsageError(f"no carnet found in {', '.join(str(p) for p in paths)} "
-                         "(a workbook .xlsx/.xlsm/.xlsb/.xls/.ods or a folder holding coups.csv)")
+        raise UsageError("main.no_carnet", paths=", ".join(str(p) for p in paths))
     return jobs
 
 
@@ -378,7 +499,7 @@ def _columns_file(path: Path | None):
     try:
         return load_columns_file(path)
     except ColumnsFileError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.args[0]) from None
 
 
 def cmd_columns(args) -> int:
@@ -388,7 +509,7 @@ def cmd_columns(args) -> int:
 
     columns = _columns_file(args.columns)
     for job in _jobs(args.paths):
-        print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.lang))
+        print(explain_reading(read_carnet(job.path, None, columns), job.shown, args.ui))
     return EXIT_OK
 
 
@@ -396,20 +517,19 @@ def cmd_serve(args) -> int:
     """`ecarte-audit serve`: the local page, until Ctrl-C."""
     from dataclasses import replace
 
-    from auditor.i18n import cli_label, environment_lang
     from auditor.limits import DEFAULT_LIMITS, MB
 
-    ui = args.lang or environment_lang(os.environ)
+    ui = args.ui
     try:
         from auditor.serve.server import serve
     except ImportError:
-        raise UsageError(cli_label("serve.needs_web", ui)) from None
+        raise UsageError("serve.needs_web") from None
     limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
     try:
-        return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or "fr", ui=ui,
+        return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or DOCUMENT_LANG, ui=ui,
                      limits=limits, workers=args.jobs, reviews_file=args.reviews)
     except OSError as exc:
-        raise UsageError(cli_label("serve.port_taken", ui, port=args.port or 0, reason=exc.strerror or exc)) from None
+        raise UsageError("serve.port_taken", port=args.port or 0, reason=exc.strerror or exc) from None
 
 
 def cmd_template(args) -> int:
@@ -420,12 +540,12 @@ def cmd_template(args) -> int:
     elif out.suffix.lower() in (".xlsx", ".xlsm"):
         from auditor.report.template_xlsx import write_blank_template
     else:
-        raise UsageError(f"{out}: the template is written as .xlsx or .ods")
+        raise UsageError("template.bad_suffix", out=out)
     try:
-        write_blank_template(out, args.lang)
+        write_blank_template(out, args.lang or DOCUMENT_LANG)
     except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"{out}: blank carnet workbook written", file=sys.stderr)
+        raise UsageError("main.cannot_write", path=out, reason=exc.strerror or exc) from None
+    print(cli_label("template.written", args.ui, out=out), file=sys.stderr)
     return EXIT_OK
 
 
@@ -442,7 +562,7 @@ def cmd_generate(args) -> int:
     try:
         expected = inject(tables, codes, seed=args.seed) if codes else set()
     except CannotInject as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.args[0]) from None
     try:
         if container == "xlsx":
             out = args.out if args.out.suffix else args.out.with_suffix(".xlsx")
@@ -450,12 +570,14 @@ def cmd_generate(args) -> int:
         else:
             out = write_csv_folder(tables, args.out)
     except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        raise UsageError("main.cannot_write", path=args.out, reason=exc.strerror or exc) from None
     if expected:
         _check_breaches(out, expected)
     n = {k: len(v) for k, v in tables.items()}
-    print(f"{out}: {n['seances']} séance(s), {n['coups']} coups, {n['mises']} mises, {n['tickets']} ticket runs"
-          + (f"; breaches: expect {', '.join(sorted(expected))}" if expected else ""), file=sys.stderr)
+    print(cli_label("generate.written", args.ui, out=out, seances=n["seances"], coups=n["coups"], mises=n["mises"],
+                    tickets=n["tickets"])
+          + (cli_label("generate.breaches_expected", args.ui, codes=", ".join(sorted(expected))) if expected else ""),
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -473,13 +595,12 @@ def _check_breaches(out: Path, expected: set[str]) -> None:
     if found == expected:
         return
     shutil.rmtree(out) if out.is_dir() else out.unlink()
-    parts = []
-    if expected - found:
-        parts.append(f"{', '.join(sorted(expected - found))} undone by another breach")
-    if found - expected:
-        parts.append(f"{', '.join(sorted(found - expected))} would appear as well")
-    raise UsageError(f"these breaches cannot be made together on this carnet ({'; '.join(parts)}): "
-                     "nothing written; try fewer codes or another --seed")
+    undone, more = ", ".join(sorted(expected - found)), ", ".join(sorted(found - expected))
+    if undone and more:
+        raise UsageError("generate.not_together_both", undone=undone, more=more)
+    if undone:
+        raise UsageError("generate.not_together_undone", undone=undone)
+    raise UsageError("generate.not_together_more", more=more)
 
 
 if __name__ == "__main__":

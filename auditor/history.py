@@ -104,10 +104,10 @@ def connect(folder: Path):
     import duckdb
 
     if not folder.is_dir():
-        raise UsageError(f"{folder}: no such history folder")
+        raise UsageError("history.no_folder", folder=folder)
     files = sorted(folder.glob(PATTERN))
     if not files:
-        raise UsageError(f"{folder}: no run in this history (files {PATTERN}, written by audit --history)")
+        raise UsageError("history.no_run", folder=folder, pattern=PATTERN)
     con = duckdb.connect(":memory:")
     listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in files)
     con.execute(f"CREATE VIEW history AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
@@ -148,25 +148,15 @@ QUERIES = {
         ORDER BY first_seen, casino, table_no, seance_date, seance, coup, code""",
 }
 
-HEADINGS = {
-    "fr": {"money": "Enjeu par casino, table et mois de séance (chaque constat compté une fois)",
-           "codes": "Constats par règle et mois de séance",
-           "open": "Constats encore ouverts (dernier audit de leur carnet, ni justifiés ni faux positifs)",
-           "open_since": "Constats ouverts depuis le {since} au moins (vus pour la première fois ce jour-là ou avant)",
-           "none": "(aucun)"},
-    "en": {"money": "Money at stake per casino, table and month of séance (each finding counted once)",
-           "codes": "Findings per rule and month of séance",
-           "open": "Findings still open (latest audit of their carnet, neither justified nor false positives)",
-           "open_since": "Findings open since {since} at least (first seen on that day or before)",
-           "none": "(none)"},
-}
+# The headings of `ecarte-audit history`, keys of the command line's label files.
+TITLES = {"money": "history.title_money", "codes": "history.title_codes", "open": "history.title_open"}
 
 
 def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | None = None) -> str:
     """The text `ecarte-audit history` prints."""
     import duckdb
 
-    from auditor.i18n import format_day
+    from auditor.i18n import cli_label, format_day
 
     con = connect(folder)
     if sql is not None:
@@ -174,22 +164,22 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
             rel = con.execute(sql)
             return format_table([d[0] for d in rel.description], rel.fetchall(), lang)
         except duckdb.Error as exc:
-            raise UsageError(f"--sql: {str(exc).splitlines()[0]}") from None
+            raise UsageError("history.sql_error", reason=str(exc).splitlines()[0]) from None
     if since is not None:
         import datetime as dt
 
         try:
             dt.date.fromisoformat(since)
         except ValueError:
-            raise UsageError(f"--open-since {since!r}: not a date (YYYY-MM-DD)") from None
-    head = HEADINGS.get(lang, HEADINGS["fr"])
+            raise UsageError("history.not_a_date", since=since) from None
     parts = []
     for name in ("money", "codes", "open"):
         rel = con.execute(QUERIES[name], {"since": since} if name == "open" else None)
-        title = (head["open_since"].format(since=format_day(since, lang)) if name == "open" and since
-                 else head[name])
+        title = (cli_label("history.title_open_since", lang, since=format_day(since, lang))
+                 if name == "open" and since else cli_label(TITLES[name], lang))
         rows = rel.fetchall()
-        body = format_table([d[0] for d in rel.description], rows, lang) if rows else head["none"] + "\n"
+        body = (format_table([d[0] for d in rel.description], rows, lang) if rows
+                else cli_label("history.none", lang) + "\n")
         parts.append(f"## {title}\n\n{body}")
     return "\n".join(parts)
 

@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.errors import Message
+
 FILE_NAME = "reviews.jsonl"
 STATUSES = ("a_verifier", "confirme", "justifie", "faux_positif")
 # A finding so reviewed no longer sets the exit status.
@@ -79,16 +81,16 @@ def make_entry(fingerprint: str, status: str, justification: str, by: str, *, at
 
     status = (status or "").strip()
     if status not in STATUSES:
-        raise ReviewError(f"unknown review status {status!r}; choose among {', '.join(STATUSES)}")
+        raise ReviewError(Message("review.unknown_status", status=status, choices=", ".join(STATUSES)))
     by, justification, fingerprint = (by or "").strip(), (justification or "").strip(), (fingerprint or "").strip()
     if not fingerprint:
-        raise ReviewError("a review needs the finding's fingerprint")
+        raise ReviewError(Message("review.needs_fingerprint"))
     if not by:
-        raise ReviewError("a review needs the name of who decided (--by)")
+        raise ReviewError(Message("review.needs_by"))
     if not justification:
-        raise ReviewError("a review needs a justification (--comment)")
+        raise ReviewError(Message("review.needs_comment"))
     if len(justification) > MAX_TEXT or len(by) > 200:
-        raise ReviewError(f"justification or name too long (at most {MAX_TEXT} and 200 characters)")
+        raise ReviewError(Message("review.too_long", max_text=MAX_TEXT, max_name=200))
     entry = {"fingerprint": fingerprint, "status": status, "justification": justification, "by": by,
              "at": at or generated_at(), "carnet": carnet}
     f = finding or {}
@@ -116,7 +118,7 @@ def load_reviews(path: Path | str | None) -> ReviewFile:
     except FileNotFoundError:
         return out
     except OSError as exc:
-        out.problems.append(f"{path}: cannot read ({exc.strerror or exc})")
+        out.problems.append(Message("review.cannot_read", path=path, reason=exc.strerror or exc))
         return out
     for n, line in enumerate(out.raw.decode("utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():
@@ -125,11 +127,11 @@ def load_reviews(path: Path | str | None) -> ReviewFile:
         try:
             entry = json.loads(line)
         except ValueError:
-            entry, why = None, "not a JSON line"
+            entry, why = None, Message("review.not_json")
         if why is None:
             why = _invalid(entry)
         if why:
-            out.problems.append(f"{path}, line {n}: {why}; line kept in the file and left out")
+            out.problems.append(Message("review.bad_line", path=path, n=n, why=why))
             continue
         out.entries.append(entry)
     return out
@@ -137,14 +139,14 @@ def load_reviews(path: Path | str | None) -> ReviewFile:
 
 def _invalid(entry) -> str | None:
     if not isinstance(entry, dict):
-        return "not a review"
+        return Message("review.not_a_review")
     if not isinstance(entry.get("fingerprint"), str) or not entry["fingerprint"]:
-        return "no fingerprint"
+        return Message("review.no_fingerprint")
     if entry.get("status") not in STATUSES:
-        return f"unknown status {entry.get('status')!r} (one of {', '.join(STATUSES)})"
+        return Message("review.bad_status", status=entry.get("status"), choices=", ".join(STATUSES))
     for key in ("justification", "by", "at"):
         if not isinstance(entry.get(key), str):
-            return f"no {key}"
+            return Message("review.no_field", field=key)
     return None
 
 

@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from auditor.errors import UsageError
+from auditor.errors import Message, UsageError
 from auditor.model import Finding, Severity
 from auditor.reviews import CLEARED, FILE_NAME, latest, load_reviews
 
@@ -144,10 +144,10 @@ class Series:
 
     def __post_init__(self):
         if self.baseline is not None and not self.baseline.is_dir():
-            raise UsageError(f"--baseline {self.baseline}: not a folder (give a previous run's --out folder)")
+            raise UsageError("audit.baseline_not_folder", path=self.baseline)
         if self.reviews is not None:
             if self.reviews.exists() and not self.reviews.is_file():
-                raise UsageError(f"--reviews {self.reviews}: not a file")
+                raise UsageError("audit.reviews_not_file", path=self.reviews)
             loaded = load_reviews(self.reviews)
             self.problems += loaded.problems
             self._shared = loaded.entries
@@ -196,7 +196,7 @@ class Series:
         except FileNotFoundError:
             return ()   # a carnet the baseline did not have: all its findings are new
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.problems.append(f"{path}: not a findings.json of this tool; this carnet's findings count as new")
+            self.problems.append(Message("audit.baseline_unreadable", path=path))
             return ()
         return tuple(found)
 
@@ -231,12 +231,12 @@ def find_finding(out: Path, fingerprint: str) -> tuple[str, Path, dict]:
     prefix of at least 8 characters): its carnet id, its folder, the finding."""
     fp = (fingerprint or "").strip().lower()
     if not out.is_dir():
-        raise UsageError(f"{out}: no such output folder")
+        raise UsageError("review.no_output_folder", out=out)
     if len(fp) < MIN_PREFIX:
-        raise UsageError(f"fingerprint {fingerprint!r} too short: give at least {MIN_PREFIX} characters")
+        raise UsageError("review.fingerprint_too_short", fingerprint=fingerprint, min=MIN_PREFIX)
     docs = [out / "findings.json"] if (out / "findings.json").is_file() else sorted(out.glob("*/findings.json"))
     if not docs:
-        raise UsageError(f"{out}: no findings.json here (give the --out folder of an audit)")
+        raise UsageError("review.no_findings_here", out=out)
     matches = []
     for path in docs:
         try:
@@ -246,8 +246,8 @@ def find_finding(out: Path, fingerprint: str) -> tuple[str, Path, dict]:
             continue
         matches += [(path.parent.name, path.parent, f) for f in found]
     if not matches:
-        raise UsageError(f"no finding with fingerprint {fingerprint!r} in {out}")
+        raise UsageError("review.no_such_finding", fingerprint=fingerprint, out=out)
     if len({m[2]["fingerprint"] for m in matches}) > 1:
         listed = ", ".join(sorted({m[2]["fingerprint"] for m in matches})[:5])
-        raise UsageError(f"fingerprint {fingerprint!r} is ambiguous in {out}: {listed}")
+        raise UsageError("review.ambiguous", fingerprint=fingerprint, out=out, listed=listed)
     return matches[0]

@@ -48,7 +48,9 @@ def year(tmp_path_factory):
 
 def history(capsys, folder: Path, *args) -> tuple[int, str, str]:
     capsys.readouterr()
-    code = main(["history", str(folder), *args])
+    # The history's text is terminal text (it follows the locale, here pinned
+    # to French, the language these tests read money and dates in).
+    code = main(["history", str(folder), *args, "--lang", "fr"])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -117,9 +119,9 @@ def test_sql_over_the_three_views(year, capsys):
     code, out, err = history(capsys, year / "history", "--sql", "SELECT nope FROM findings")
     assert code == 2 and "--sql" in err and "Traceback" not in err
     code, _, err = history(capsys, year / "nowhere")
-    assert code == 2 and "no such history folder" in err
+    assert code == 2 and "dossier d'historique introuvable" in err
     code, _, err = history(capsys, year / "history", "--open-since", "juin")
-    assert code == 2 and "not a date" in err
+    assert code == 2 and "pas une date" in err
 
 
 def test_index_shows_a_trend_chart_per_table(year):

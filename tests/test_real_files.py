@@ -335,7 +335,7 @@ def test_a_bad_mapping_file_is_a_usage_error(text, says, tmp_path, capsys):
 
 
 def test_the_columns_command_prints_how_each_sheet_and_column_was_understood(capsys):
-    assert main(["columns", str(REAL / "untidy.ods")]) == 0
+    assert main(["columns", str(REAL / "untidy.ods"), "--lang", "fr"]) == 0
     out = capsys.readouterr().out
     assert "conteneur ods" in out
     assert "mises ← « mises », en-tête ligne 4" in out

@@ -59,6 +59,10 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
     rules = subprocess.run([str(venv / "bin" / "ecarte-audit"), "rules"], cwd=work, capture_output=True,
                            text=True, env=env)
     assert rules.returncode == 0 and "EC64-01" in rules.stdout
+    # The command line's label files ship too: a French locale gets French help.
+    french = subprocess.run([str(venv / "bin" / "ecarte-audit"), "audit", "--help"], cwd=work, capture_output=True,
+                            text=True, env={**env, "LANG": "fr_FR.UTF-8", "LC_ALL": "", "LANGUAGE": ""})
+    assert french.returncode == 0 and french.stdout.startswith("utilisation : ecarte-audit audit"), french.stderr
     # The local page, from the installed package alone: its page, script and style.
     serve = subprocess.Popen([str(venv / "bin" / "ecarte-audit"), "serve", "--no-browser", "--jobs", "1"], cwd=work,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 from auditor.batch.cache import Cache, fingerprint
 from auditor.atomic import make_folder, write_atomic
+from auditor.errors import Message
 from auditor.batch.executors import _dask, fault_output, run_job
 from auditor.batch.pool import Bounds, LocalPool, audit_here
 from auditor.batch.plan import CarnetJob, JobOutput, Options, carnet_id, plan
@@ -70,7 +71,7 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
             if key:
                 keys[index] = key
     if outputs:
-        notice(f"{len(outputs)} of {len(jobs)} carnet(s) already audited (in the cache), {len(todo)} to audit")
+        notice(Message("audit.cached_notice", cached=len(outputs), total=len(jobs), todo=len(todo)))
     try:
         with contextlib.ExitStack() as stack:
             bar = _bar(len(jobs), progress)
@@ -97,10 +98,9 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
                 outputs[o.index] = o
                 _done(bar, on_done, jobs[o.index], o)
     except WriteError as exc:
-        resume = ("run the same command again to audit only the rest (the cache keeps what was done)" if cache
-                  else "with --cache DIR, a new run resumes where the last one stopped")
-        raise WriteError(f"{exc}. The run stopped after {len(outputs)} of {len(jobs)} carnet(s); "
-                         f"{resume}") from None
+        resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
+        raise WriteError("audit.write_stopped", error=exc.message, done=len(outputs), total=len(jobs),
+                         resume=resume) from None
     ordered = [outputs[i] for i in range(len(jobs))]
     entries = [o.entry for o in ordered]
     batch = [BatchCarnet(e["id"], e["path"], e["carnet"].get("casino") or "", e["carnet"].get("table"), o.tickets)

@@ -108,11 +108,11 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) ->
         from dask.distributed import Client, as_completed as dask_completed
         from distributed.scheduler import KilledWorker
     except ImportError:
-        raise UsageError("--scheduler needs dask.distributed: pip install 'ecarte-auditor[cluster]'") from None
+        raise UsageError("main.needs_dask") from None
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError) as exc:
-        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise UsageError("main.no_scheduler", address=address, reason=exc) from None
     with client:
         # A worker lost mid-run is the scheduler's to survive: it gives the
         # carnet to another worker, and past `distributed.scheduler.allowed-failures`

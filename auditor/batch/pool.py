@@ -42,7 +42,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from auditor.errors import UsageError
+from auditor.errors import Message, UsageError
 from auditor.limits import DEFAULT_BOUNDS, MB, Bounds  # noqa: F401  (the pool's bounds, kept light for the CLI)
 
 EXIT_MEMORY = 86            # the worker's own exit status when its memory watchdog ends it
@@ -303,7 +303,7 @@ class LocalPool:
         lost: list[tuple[int, object]] = []
         yield from self._drain(deque(items), self.size, lost)
         for index, job in lost:
-            self.notice(f"{job.shown}: retrying it alone")
+            self.notice(Message("audit.retrying_alone", shown=job.shown))
             yield from self._drain(deque([(index, job)]), 1, None)
 
     def close(self, kill: bool = False) -> None:
@@ -404,14 +404,13 @@ class LocalPool:
             if not w.ready:
                 self.start_failures += 1
                 if self.start_failures >= START_FAILURES:
-                    raise WorkerStartError(f"cannot start the audit worker processes ({exit_text(code)})")
+                    raise WorkerStartError("audit.workers_cannot_start", how=exit_text(code))
             return []  # an idle worker: replaced, nothing to redo
         index, job = w.held
         if code == EXIT_MEMORY:
             return [self.fault(index, job, self.options, "memory_limit", limit_mb=self.bounds.memory_mb)]
         if lost is not None:
-            self.notice(f"{job.shown}: the audit process was killed ({exit_text(code)}); "
-                        "the carnet will be retried alone")
+            self.notice(Message("audit.worker_killed", shown=job.shown, how=exit_text(code)))
             lost.append((index, job))
             return []
         return [self.fault(index, job, self.options, "killed", signal=exit_text(code))]

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from auditor.errors import Message
+
 # Units an amount column may name: euros only. `(cts)` or `(centimes)` is not
 # folded away: such a column is not in euros and must not be read as if it were.
 _UNIT = re.compile(r"\s*(\((?:en\s+)?(?:€|eur|euros?)\)|\[(?:€|eur|euros?)\]|\ben\s+(?:€|euros?)\b|€|\beuros?\b)\s*$")
@@ -175,31 +177,31 @@ def load_columns_file(path: Path) -> ColumnMap:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ColumnsFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ColumnsFileError(Message("columns.cannot_read", path=path, reason=exc.strerror or exc)) from None
     try:
         doc = tomllib.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ColumnsFileError(f"{path}: not a valid TOML file ({exc})") from None
+        raise ColumnsFileError(Message("columns.not_toml", path=path, reason=exc)) from None
     tables = []
     for table in sorted(doc):
         spec = table_columns(table)
         if spec is None:
-            raise ColumnsFileError(f"{path}: unknown table [{table}] (tables: "
-                                   f"{', '.join(sorted(_all_tables()))})")
+            raise ColumnsFileError(Message("columns.unknown_table", path=path, table=table,
+                                           tables=", ".join(sorted(_all_tables()))))
         entries = doc[table]
         if not isinstance(entries, dict):
-            raise ColumnsFileError(f"{path}: [{table}] must list source column = carnet column")
+            raise ColumnsFileError(Message("columns.not_a_list", path=path, table=table))
         pairs = []
         seen: dict[str, str] = {}
         for source, column in entries.items():
             if not isinstance(column, str) or column not in spec.columns:
-                raise ColumnsFileError(f"{path}: [{table}] {source!r} = {column!r}: not a column of "
-                                       f"{table} ({', '.join(spec.columns)})")
+                raise ColumnsFileError(Message("columns.not_a_column", path=path, table=table, source=source,
+                                               column=column, columns=", ".join(spec.columns)))
             key = fold(source)
             if not key:
-                raise ColumnsFileError(f"{path}: [{table}] empty source column name {source!r}")
+                raise ColumnsFileError(Message("columns.empty_source", path=path, table=table, source=source))
             if key in seen and seen[key] != column:
-                raise ColumnsFileError(f"{path}: [{table}] {source!r} is mapped twice")
+                raise ColumnsFileError(Message("columns.mapped_twice", path=path, table=table, source=source))
             seen[key] = column
             pairs.append((source, column))
         tables.append((table, tuple(pairs)))

@@ -4,25 +4,32 @@ from __future__ import annotations
 
 from auditor.read.raw import RawCarnet
 
+# The words come from the command line's label files, [columns] `word_…`
+# (this text is what `ecarte-audit columns` prints).
 _WORDS = {
-    "fr": {"container": "conteneur", "header": "en-tête ligne", "title": "lignes de titre", "totals":
-           "lignes de totaux laissées de côté", "ignored": "ignorée", "ambiguous": "ambiguë, non lue",
-           "name": "nom exact", "variant": "variante connue", "mapping": "fichier --columns",
-           "rows": "lignes lues", "unreadable": "illisible", "missing": "colonnes obligatoires absentes",
-           "problem": "problème de lecture", "mapping_file": "correspondance des colonnes"},
-    "en": {"container": "container", "header": "header row", "title": "title rows", "totals":
-           "totals rows left out", "ignored": "ignored", "ambiguous": "ambiguous, not read",
-           "name": "exact name", "variant": "known variant", "mapping": "--columns file",
-           "rows": "rows read", "unreadable": "unreadable", "missing": "required columns missing",
-           "problem": "reading problem", "mapping_file": "column mapping"},
+    "container": "columns.word_container",
+    "header": "columns.word_header",
+    "title": "columns.word_title",
+    "totals": "columns.word_totals",
+    "ignored": "columns.word_ignored",
+    "ambiguous": "columns.word_ambiguous",
+    "name": "columns.word_name",
+    "variant": "columns.word_variant",
+    "mapping": "columns.word_mapping",
+    "rows": "columns.word_rows",
+    "unreadable": "columns.word_unreadable",
+    "missing": "columns.word_missing",
+    "problem": "columns.word_problem",
+    "mapping_file": "columns.word_mapping_file",
 }
 
 
 def explain_reading(raw: RawCarnet, shown: str, lang: str = "fr") -> str:
     """How the carnet was read, in words: container, header rows, columns found and mapped, rows left out."""
+    from auditor.i18n import cli_label
     from auditor.read.columns import table_columns
 
-    w = _WORDS.get(lang, _WORDS["fr"])
+    w = {word: cli_label(key, lang) for word, key in _WORDS.items()}
     notes = raw.reading()
     lines = [f"{shown} ({w['container']} {notes['container']})"]
     if notes["columns_file"]:

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from auditor.batch.plan import carnet_id
+from auditor.errors import text_of
 from auditor.reviews import STATUS_TEXT, STATUSES, ReviewError, latest, load_reviews, record_review
 from auditor.serve.labels import page_label
 
@@ -70,7 +71,7 @@ class PageReviews:
             entry = await run_in_threadpool(record_review, self.path, finding["fingerprint"], status, justification,
                                             by, carnet=carnet_id(Path(shown).name or shown), finding=finding)
         except ReviewError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": text_of(exc, lang)}, status_code=400)   # in the page's language
         except OSError as exc:
             return JSONResponse({"error": page_label("errors.review_write", lang, file=self.path,
                                                      reason=exc.strerror or exc)}, status_code=500)

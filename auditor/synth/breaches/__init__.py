@@ -16,6 +16,7 @@ import random
 
 # The article modules register their injectors when imported.
 from auditor.synth.breaches import art63, art64, art65, art66, ec00_format, tickets
+from auditor.errors import Message
 from auditor.synth.breaches.registry import INJECTORS, CannotInject, Tables
 
 MODULES = (ec00_format, art63, art64, art65, art66, tickets)
@@ -28,11 +29,13 @@ def inject(tables: Tables, codes: list[str], seed: int = 0) -> set[str]:
     rng = random.Random(seed)
     unknown = [c for c in codes if c not in INJECTORS]
     if unknown:
-        raise CannotInject(f"no injector for {', '.join(unknown)} (available: {', '.join(sorted(INJECTORS))})")
+        raise CannotInject(Message("generate.no_injector", codes=", ".join(unknown),
+                                   available=", ".join(sorted(INJECTORS))))
     expected: set[str] = set()
     for code in codes:
         try:
             expected |= INJECTORS[code](tables, rng)
         except CannotInject as exc:
-            raise CannotInject(f"{code} cannot be made on this carnet ({exc}): nothing written") from None
+            # The reason is the injector's own (synthetic-carnet internals, English).
+            raise CannotInject(Message("generate.cannot_make", code=code, reason=exc)) from None
     return expected
