@@ -26,6 +26,7 @@ from auditor.model import Severity
 from auditor.limits import DEFAULT_BOUNDS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141   # 128 + SIGPIPE, as a shell reports a writer stopped by a closed pipe
 
 # The reports, the annotated workbook, the blank template and the local page
 # are documents for the official record: French unless --lang says otherwise
@@ -289,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(Message("main.interrupted"), args)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`ecarte-audit rules | head`):
+        # nothing left to say to it, and no traceback at exit when Python
+        # flushes stdout (the way the Python documentation gives).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def cmd_rules(args) -> int:

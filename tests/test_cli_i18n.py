@@ -467,3 +467,17 @@ def test_usage_error_without_a_key_is_shown_as_given():
     # Not a way to write our messages (the tests above forbid it), but a
     # caller's text must never be lost.
     assert UsageError("plain words").text("fr") == "plain words"
+
+
+@pytest.mark.parametrize("args", [["rules"], ["rules", "--explain", "EC64-01"], ["--help"]])
+def test_a_reader_that_goes_away_gets_no_traceback(args):
+    """`ecarte-audit rules | head -1`: the pipe closes before the command has
+    written; it stops quietly (141, as a shell reports SIGPIPE), in any language."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARS}
+    env["LANG"] = "fr_FR.UTF-8"
+    proc = subprocess.Popen([str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()   # the reader is gone before the first line is written
+    err = proc.stderr.read().decode()
+    rc = proc.wait(timeout=120)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert rc in (0, 141), (rc, err)

@@ -51,3 +51,16 @@ def test_random_breach_sets_are_delivered_or_refused(draw, tmp_path, capsys):
     seed = DRAW.randint(0, 10_000)
     rc, err, out = generate(tmp_path, codes, seed, capsys)
     check(rc, err, out, codes)
+
+
+@pytest.mark.parametrize("lang, words", [("en", "choose fewer codes"), ("fr", "choisir moins de codes")])
+def test_every_code_at_once_is_refused_with_a_clear_message(tmp_path, capsys, lang, words):
+    """All the injectors on one small carnet: an earlier breach (an unreadable
+    cell) leaves a later injector nothing to work on; the combination is
+    refused in the user's language, never a traceback, nothing written."""
+    out = tmp_path / "carnet"
+    rc = main(["generate", str(out), "--chouette", "--lang", lang, "--breaches", ",".join(sorted(INJECTORS))])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert words in err and "Traceback" not in err, err
+    assert not out.exists()

@@ -38,4 +38,10 @@ def inject(tables: Tables, codes: list[str], seed: int = 0) -> set[str]:
         except CannotInject as exc:
             # The reason is the injector's own (synthetic-carnet internals, English).
             raise CannotInject(Message("generate.cannot_make", code=code, reason=exc)) from None
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            # An earlier breach (an unreadable cell, a dropped row) left this
+            # injector a carnet it cannot work on: refuse the combination.
+            done = ", ".join(codes[:codes.index(code)])
+            raise CannotInject(Message("generate.cannot_combine", code=code, earlier=done,
+                                       reason=type(exc).__name__)) from None
     return expected
