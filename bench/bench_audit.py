@@ -11,7 +11,11 @@
 5. A 50,000-stake workbook audited with --format json,html,xlsx vs
    json,html; peak memory.
 T. 1,000,000 tickets through the ticket rules (bench_tickets.py).
-M. (--batch-memory) peak memory of a 50-carnet and a 1,000-carnet batch.
+
+`make bench` then runs bench_nightly.py (1,000 unchanged carnets audited
+twice with --cache, real clock) and bench_batch_memory.py (peak memory of the
+process tree, a 50-carnet vs a 1,000-carnet batch), each with its own
+results page (RESULTS-nightly.md, RESULTS-memory.md).
 
 Every figure is one whole process (wall seconds; peak RSS of its tree).
 Generated carnets are kept in bench/.data (not committed). `--quick` shrinks
@@ -189,17 +193,6 @@ def bench_batch(scale: int, lines: list[str]) -> None:
                  f"**{rates[2] / rates[1]:.2f}×** | ≥ 1.7× | {_met(rates[2] / rates[1] >= 1.7)} |")
 
 
-def bench_batch_memory(scale: int, lines: list[str]) -> None:
-    peaks = {}
-    for n in (50 // scale, 1000 // scale):
-        _, peaks[n] = run([PY, "-m", "auditor", "audit", str(_batch_folder(n)), "--out", str(DATA / "out-bm"),
-                           "--quiet", "--jobs", "2", "--fail-on", "never"])
-    (small, big) = sorted(peaks)
-    ratio = peaks[big] / max(peaks[small], 1)
-    lines.append(f"| M | peak memory, {small:,} vs {big:,} carnets (--jobs 2) | {peaks[small]:.0f} MB vs "
-                 f"{peaks[big]:.0f} MB | **{ratio:.2f}×** | within 10 % | {_met(ratio <= 1.1)} |")
-
-
 def bench_xlsx(scale: int, lines: list[str]) -> None:
     coups = 2_500 // scale
     path = generate_xlsx(DATA / f"xlsx-50k-{scale}.xlsx", seances=5, coups=coups // 5, mises=20)
@@ -236,8 +229,7 @@ def machine() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="every size divided by 10")
-    ap.add_argument("--only", choices=("1", "3", "5", "T", "M"), help="one benchmark (2 runs with 1, 4 with 3)")
-    ap.add_argument("--batch-memory", action="store_true", help="also the 50 vs 1,000 carnets memory row")
+    ap.add_argument("--only", choices=("1", "3", "5", "T"), help="one benchmark (2 runs with 1, 4 with 3)")
     args = ap.parse_args()
     scale = 10 if args.quick else 1
     DATA.mkdir(parents=True, exist_ok=True)
@@ -249,8 +241,6 @@ def main() -> None:
         lines.append(f"| T | 1,000,000 tickets in runs, the twelve ticket rules | {last} | | well under 1 s | |")
         print(lines[-1], flush=True)
     benches = [("1", bench_big_csv), ("3", bench_batch), ("5", bench_xlsx)]
-    if args.batch_memory or args.only == "M":
-        benches.append(("M", bench_batch_memory))
     for key, fn in benches:
         if args.only in (None, key):
             before = len(lines)
