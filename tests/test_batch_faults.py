@@ -55,7 +55,16 @@ def start(*args, fault: str | None = None) -> subprocess.Popen:
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
-    _, err = proc.communicate(timeout=timeout)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Say which process of the command's session held on (the client, a
+        # worker, a helper keeping stderr open), then end them all.
+        left = [p for p in processes() if p[3] == proc.pid]
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"the command did not end in {timeout} s; its session held "
+                             f"(pid, state, ppid, session, command): {left}; stderr: {err[-2000:]}") from None
     assert "Traceback" not in err, err
     assert not survivors(proc.pid), "a process of the command outlived it"
     return proc.returncode, err
