@@ -51,7 +51,15 @@ def start(*args, fault: str | None = None) -> subprocess.Popen:
         env[TEST_FAULT_ENV] = fault
     return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_foreground_signals)
+
+
+def _foreground_signals() -> None:
+    # As a command typed in a terminal: Ctrl-C is KeyboardInterrupt. A test
+    # process may ignore SIGINT (an earlier test, a test runner's worker), and
+    # an ignored SIGINT is inherited across exec: Python then never installs
+    # its handler, and the command would rightly go on like a background job.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
