@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from auditor.errors import Message, WriteError
+from auditor.errors import Message, WriteError, os_reason
 
 PART_SUFFIX = ".part"
 
@@ -48,4 +48,4 @@ def make_folder(folder: Path) -> None:
 
 def write_failure(path: Path, exc: OSError) -> Message:
     """The message of a file that could not be written."""
-    return Message("main.cannot_write", path=path, reason=exc.strerror or exc)
+    return Message("main.cannot_write", path=path, reason=os_reason(exc))

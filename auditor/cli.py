@@ -20,7 +20,7 @@ from pathlib import Path
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
-from auditor.errors import Message, UsageError, text_of
+from auditor.errors import Message, UsageError, os_reason, text_of
 from auditor.i18n import LANGS, argparse_words, cli_label, environment_lang
 from auditor.model import Severity
 from auditor.limits import DEFAULT_BOUNDS
@@ -194,7 +194,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     g.add_argument("--coups", type=_positive, default=20, help="generate.coups")
     g.add_argument("--mises", type=_positive, default=6, help="generate.mises")
     g.add_argument("--container", choices=("xlsx", "csv"), help="generate.container")
-    g.add_argument("--seed", type=int, default=1, help="generate.seed")
+    g.add_argument("--seed", type=_integer, default=1, help="generate.seed")
     g.add_argument("--breaches", default="", metavar="CODE,...", help="generate.breaches")
     g.add_argument("--casino", default="Casino de Forges-les-Eaux", help="generate.casino")
     g.add_argument("--table", type=_positive, default=3, help="generate.table")
@@ -243,11 +243,16 @@ def _port(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> int:
+def _integer(text: str) -> int:
+    # Not argparse's `type=int`, whose error names Python's type ("invalid int value").
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise _type_error("main.not_a_number", text=text) from None
+
+
+def _positive(text: str) -> int:
+    value = _integer(text)
     if value < 1:
         raise _type_error("main.at_least_one", text=text)
     return value
@@ -322,7 +327,10 @@ def cmd_rules(args) -> int:
         print()
         print(meta.explain[lang])
         if spec is not None:
-            doc = (spec.func.__doc__ or "").strip()
+            # The check's docstring (its examples of compliant and non-compliant
+            # carnets) is English, as the code is: shown to English readers; the
+            # catalogue's explanation above is the rule in either language.
+            doc = (spec.func.__doc__ or "").strip() if lang == "en" else ""
             if doc:
                 print()
                 print("\n".join(line.strip() for line in doc.splitlines()))
@@ -362,7 +370,7 @@ def cmd_audit(args) -> int:
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
-            raise UsageError("main.cannot_write_folder", folder=folder, reason=exc.strerror or exc) from None
+            raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
     series = _series(args)
     if series is not None:
         from dataclasses import replace
@@ -443,13 +451,13 @@ def _write_history(args, options, result) -> list[dict] | None:
     try:
         history.append_run(args.history, run, list(zip(result.entries, result.history)))
     except OSError as exc:
-        raise UsageError("audit.cannot_write_history", folder=args.history, reason=exc.strerror or exc) from None
+        raise UsageError("audit.cannot_write_history", folder=args.history, reason=os_reason(exc)) from None
     return history.trends(args.history, options.lang)
 
 
 def cmd_review(args) -> int:
     """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
-    from auditor.reviews import FILE_NAME, ReviewError, record_review
+    from auditor.reviews import FILE_NAME, STATUS_TEXT, ReviewError, record_review
     from auditor.series import find_finding
 
     carnet_id, folder, finding = find_finding(args.out, args.fingerprint)
@@ -460,11 +468,12 @@ def cmd_review(args) -> int:
     except ReviewError as exc:
         raise UsageError(exc.args[0]) from None
     except OSError as exc:
-        raise UsageError("main.cannot_write", path=target, reason=exc.strerror or exc) from None
+        raise UsageError("main.cannot_write", path=target, reason=os_reason(exc)) from None
     where = (", " + cli_label("review.where", args.ui, seance=entry["seance"], coup=entry["coup"])
              if entry["seance"] is not None else "")
     print(cli_label("review.recorded", args.ui, fingerprint=entry["fingerprint"], code=entry["code"], where=where,
-                    status=entry["status"], by=entry["by"], target=target), file=sys.stderr)
+                    status=STATUS_TEXT[args.ui].get(entry["status"], entry["status"]), by=entry["by"], target=target),
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -537,7 +546,7 @@ def cmd_serve(args) -> int:
         return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or DOCUMENT_LANG, ui=ui,
                      limits=limits, workers=args.jobs, reviews_file=args.reviews)
     except OSError as exc:
-        raise UsageError("serve.port_taken", port=args.port or 0, reason=exc.strerror or exc) from None
+        raise UsageError("serve.port_taken", port=args.port or 0, reason=os_reason(exc)) from None
 
 
 def cmd_template(args) -> int:
@@ -552,7 +561,7 @@ def cmd_template(args) -> int:
     try:
         write_blank_template(out, args.lang or DOCUMENT_LANG)
     except OSError as exc:
-        raise UsageError("main.cannot_write", path=out, reason=exc.strerror or exc) from None
+        raise UsageError("main.cannot_write", path=out, reason=os_reason(exc)) from None
     print(cli_label("template.written", args.ui, out=out), file=sys.stderr)
     return EXIT_OK
 
@@ -578,7 +587,7 @@ def cmd_generate(args) -> int:
         else:
             out = write_csv_folder(tables, args.out)
     except OSError as exc:
-        raise UsageError("main.cannot_write", path=args.out, reason=exc.strerror or exc) from None
+        raise UsageError("main.cannot_write", path=args.out, reason=os_reason(exc)) from None
     if expected:
         _check_breaches(out, expected)
     n = {k: len(v) for k, v in tables.items()}

@@ -78,3 +78,20 @@ class UsageError(Exception):
 class WriteError(UsageError):
     """An output could not be written (disk full, permission lost): the run
     stops there, with one message and exit status 2."""
+
+
+# The system's reasons an inspector meets, in words of the label files
+# ([os] of cli.<lang>.toml); the C library's own text is English only.
+OS_REASONS = ("ENOENT", "EACCES", "EPERM", "ENOSPC", "EDQUOT", "EROFS", "EEXIST", "ENOTDIR", "EISDIR",
+              "ENAMETOOLONG", "EADDRINUSE", "EBUSY", "EMFILE")
+
+
+def os_reason(exc: OSError):
+    """Why an operating-system call failed, as a Message in the user's
+    language for the usual reasons, else the system's own text."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0)
+    if name in OS_REASONS:
+        return Message(f"os.{name}")
+    return exc.strerror or str(exc)

@@ -162,6 +162,9 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
     if sql is not None:
         try:
             rel = con.execute(sql)
+            if rel is None or rel.description is None:
+                # An empty statement, or one that answers nothing (CREATE, SET…).
+                raise UsageError("history.sql_no_result")
             return format_table([d[0] for d in rel.description], rel.fetchall(), lang)
         except duckdb.Error as exc:
             raise UsageError("history.sql_error", reason=str(exc).splitlines()[0]) from None

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.errors import Message
+from auditor.errors import Message, os_reason
 
 FILE_NAME = "reviews.jsonl"
 STATUSES = ("a_verifier", "confirme", "justifie", "faux_positif")
@@ -118,7 +118,7 @@ def load_reviews(path: Path | str | None) -> ReviewFile:
     except FileNotFoundError:
         return out
     except OSError as exc:
-        out.problems.append(Message("review.cannot_read", path=path, reason=exc.strerror or exc))
+        out.problems.append(Message("review.cannot_read", path=path, reason=os_reason(exc)))
         return out
     for n, line in enumerate(out.raw.decode("utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():

@@ -282,7 +282,7 @@ def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk)
     code, err = run("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet")
     assert code == 2, err
     [line] = err.strip().splitlines()
-    assert line.startswith(f"ecarte-audit: cannot write {out}/") and "No space left on device" in line
+    assert line.startswith(f"ecarte-audit: cannot write {out}/") and "no space left on the disk" in line
     done = cached(cache)
     assert 0 < done < len(names)
     assert f"The run stopped after {done} of 12 carnet(s); run the same command again" in line
@@ -295,8 +295,9 @@ def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk)
     accounted(tmp_path / "out2", names)
 
 
-@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EACCES])
-def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, error):
+@pytest.mark.parametrize("error, reason", [(errno.ENOSPC, "no space left on the disk"),
+                                           (errno.EACCES, "permission denied")])
+def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, error, reason):
     root, out = carnets(tmp_path / "in"), tmp_path / "out"
     real_replace, calls = os.replace, []
 
@@ -315,7 +316,7 @@ def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, er
     err = capsys.readouterr().err
     assert "Traceback" not in err
     [line] = err.strip().splitlines()
-    assert line.startswith(f"ecarte-audit: cannot write {calls[4]}: {os.strerror(error)}. ")
+    assert line.startswith(f"ecarte-audit: cannot write {calls[4]}: {reason}. ")
     assert "The run stopped after 2 of 5 carnet(s); with --cache DIR, a new run resumes" in line
     assert not Path(calls[4]).exists() and not (out / "summary.json").exists()
     whole(out)

@@ -331,6 +331,9 @@ def test_french_locale_rules_list_and_explain():
     assert re.search(r"^EC64-01\s+64\s+erreur\s+Numérotation", rules.stdout, re.M)
     explain = run(["rules", "--explain", "EC64-01"], LANG="fr_FR.UTF-8")
     assert explain.stdout.startswith("EC64-01 — art. 64 — erreur\nNumérotation")
+    # No English paragraph (the check's docstring) in the French explanation.
+    assert "Why:" not in explain.stdout and "Compliant" not in explain.stdout
+    assert "Nécessite" in explain.stdout
     unknown = run(["rules", "--explain", "ec99-99"], LANG="fr_FR.UTF-8")
     assert unknown.returncode == 2 and "code de règle inconnu 'ec99-99'" in unknown.stderr
 
@@ -351,7 +354,7 @@ def test_french_locale_audit_and_generate_messages(tmp_path):
     gen = run(["generate", tmp_path / "g", "--seances", "1", "--coups", "4", "--breaches", "EC64-01"],
               LANG="fr_FR.UTF-8")
     assert gen.returncode == 0, gen.stderr
-    assert re.search(r"g : 1 séance\(s\), \d+ coups, \d+ mises, \d+ séries de tickets ; infractions : attendre EC64-01",
+    assert re.search(r"g : 1 séance\(s\), \d+ coups, \d+ mises, \d+ séries de tickets ; constats attendus : EC64-01",
                      gen.stderr)
 
 
@@ -452,7 +455,7 @@ def test_review_messages_in_both_languages(tmp_path, capsys, locale):
                  "--by", "A. Inspecteur", "--lang", "fr"]) == 0
     said = capsys.readouterr().err
     assert f"{finding['fingerprint']} ({finding['code']}, séance {finding['seance']}, coup {finding['coup']}) : " \
-           f"confirme — A. Inspecteur → " in said
+           f"confirmé — A. Inspecteur → " in said
     assert main(["review", str(out), "ffffffffffffffff", "--status", "confirme", "--comment", "vu", "--by", "A"]) == 2
     assert "no finding with fingerprint 'ffffffffffffffff'" in capsys.readouterr().err
     locale(LANG="fr_FR.UTF-8")
@@ -481,3 +484,26 @@ def test_a_reader_that_goes_away_gets_no_traceback(args):
     rc = proc.wait(timeout=120)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert rc in (0, 141), (rc, err)
+
+
+def test_no_option_is_typed_by_a_python_builtin():
+    """argparse's error for `type=int` names Python's type ("valeur int
+    invalide"): every typed option goes through one of ours, which says it in words."""
+    tree = ast.parse((ROOT / "auditor" / "cli.py").read_text(encoding="utf-8"))
+    builtin = [kw.value.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+               for kw in node.keywords if kw.arg == "type" and isinstance(kw.value, ast.Name)
+               and kw.value.id in ("int", "float", "str")]
+    assert builtin == []
+    bad = run(["generate", "out", "--seed", "abc"], LANG="fr_FR.UTF-8")
+    assert bad.returncode == 2 and "pas un nombre entier : 'abc'" in bad.stderr and "int" not in bad.stderr
+
+
+def test_the_systems_reason_is_said_in_the_users_language(tmp_path):
+    """A write the system refuses: its usual reasons are in the label files
+    (the C library's own text is English only)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    fr = run(["generate", blocker / "carnet"], LANG="fr_FR.UTF-8")
+    assert fr.returncode == 2 and "un élément du chemin n'est pas un dossier" in fr.stderr, fr.stderr
+    en = run(["generate", blocker / "carnet"], LANG="C")
+    assert en.returncode == 2 and "a part of the path is not a folder" in en.stderr, en.stderr

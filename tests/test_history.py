@@ -118,6 +118,9 @@ def test_sql_over_the_three_views(year, capsys):
     assert int(states["new"]) >= 1 and int(states["unchanged"]) >= 24
     code, out, err = history(capsys, year / "history", "--sql", "SELECT nope FROM findings")
     assert code == 2 and "--sql" in err and "Traceback" not in err
+    for statement in ("", "  ", "-- nothing but a comment"):
+        code, out, err = history(capsys, year / "history", "--sql", statement)
+        assert code == 2 and "ne renvoie rien" in err, (statement, err)
     code, _, err = history(capsys, year / "nowhere")
     assert code == 2 and "dossier d'historique introuvable" in err
     code, _, err = history(capsys, year / "history", "--open-since", "juin")

@@ -338,9 +338,19 @@ def test_the_columns_command_prints_how_each_sheet_and_column_was_understood(cap
     assert main(["columns", str(REAL / "untidy.ods"), "--lang", "fr"]) == 0
     out = capsys.readouterr().out
     assert "conteneur ods" in out
-    assert "mises ← « mises », en-tête ligne 4" in out
-    assert "F: « Montant (€) » → montant" in out and "B: « N° coup » → coup (variante connue)" in out
-    assert "lignes de titre: 1, 2" in out and "lignes de totaux laissées de côté: 57" in out
+    assert "mises ← « mises », ligne d'en-tête 4" in out
+    assert "F : « Montant (€) » → montant" in out and "B : « N° coup » → coup (variante connue)" in out
+    assert "lignes de titre : 1, 2" in out and "lignes de totaux laissées de côté : 57" in out
+
+
+@pytest.mark.parametrize("lang, says", [
+    ("fr", "problème de lecture : Ce fichier n'est pas un classeur Excel .xlsx"),
+    ("en", "reading problem: This file is not an Excel .xlsx workbook")])
+def test_the_columns_command_says_why_a_workbook_cannot_be_read_in_words(lang, says, capsys):
+    damaged = Path(__file__).resolve().parent.parent / "sample_carnets" / "infractions" / "classeur-corrompu.xlsx"
+    assert main(["columns", str(damaged), "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert says in out and "not_xlsx" not in out, out
 
 
 # -- CSV: the same header and totals rules -----------------------------------------------------

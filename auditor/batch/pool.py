@@ -263,14 +263,17 @@ class _Worker:
     started: float = 0.0
 
 
-def exit_text(code: int | None) -> str:
-    """How a worker ended, in words (the signal's name, or its exit status)."""
+def exit_text(code: int | None, lang: str | None = None):
+    """How a worker ended: the signal's name (SIGKILL), or its exit status in
+    words — a Message for the command line's sentences, or the text in `lang`
+    for a finding's."""
     if code is not None and code < 0:
         try:
             return signal.Signals(-code).name
         except ValueError:
             return f"signal {-code}"
-    return f"exit status {code}"
+    status = Message("audit.exit_status", code=code)
+    return status if lang is None else status.text(lang)
 
 
 class LocalPool:
@@ -413,7 +416,7 @@ class LocalPool:
             self.notice(Message("audit.worker_killed", shown=job.shown, how=exit_text(code)))
             lost.append((index, job))
             return []
-        return [self.fault(index, job, self.options, "killed", signal=exit_text(code))]
+        return [self.fault(index, job, self.options, "killed", signal=exit_text(code, self.options.lang))]
 
     def _overdue(self) -> list:
         """Audits still running HARD_KILL_GRACE_S past their deadline: killed."""

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from auditor.batch.plan import carnet_id
-from auditor.errors import text_of
+from auditor.errors import os_reason, text_of
 from auditor.reviews import STATUS_TEXT, STATUSES, ReviewError, latest, load_reviews, record_review
 from auditor.serve.labels import page_label
 
@@ -74,5 +74,5 @@ class PageReviews:
             return JSONResponse({"error": text_of(exc, lang)}, status_code=400)   # in the page's language
         except OSError as exc:
             return JSONResponse({"error": page_label("errors.review_write", lang, file=self.path,
-                                                     reason=exc.strerror or exc)}, status_code=500)
+                                                     reason=text_of(os_reason(exc), lang))}, status_code=500)
         return JSONResponse({"entry": entry, "file": str(self.path)})
