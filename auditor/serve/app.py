@@ -112,7 +112,7 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         accept = ",".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])
         html = _templates().get_template("page.html.j2").render(
             lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, langs=LANGS, accept=accept,
-            version=__version__, js_labels=json.dumps(_js_labels(lang, reviews), ensure_ascii=False),
+            version=__version__, js_labels=_js_labels(lang, reviews),
             review_file=str(reviews.path) if reviews else "", review_name=reviews.name if reviews else "",
             limit_text=page_label("page.limit", lang, size=size_text(limits_in_force.max_file_bytes),
                                   suffixes=", ".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])),
