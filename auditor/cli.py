@@ -273,22 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     # DOCUMENT_LANG); args.ui: the language the terminal is spoken to in.
     args.lang = getattr(args, "lang", None) or args.ui_lang
     args.ui = ui
+    commands = {"audit": cmd_audit, "columns": cmd_columns, "generate": cmd_generate, "template": cmd_template,
+                "review": cmd_review, "history": cmd_history, "rules": cmd_rules, "serve": cmd_serve}
     try:
-        if args.command == "rules":
-            return cmd_rules(args)
-        if args.command == "generate":
-            return cmd_generate(args)
-        if args.command == "template":
-            return cmd_template(args)
-        if args.command == "review":
-            return cmd_review(args)
-        if args.command == "history":
-            return cmd_history(args)
-        if args.command == "serve":
-            return cmd_serve(args)
-        if args.command == "columns":
-            return cmd_columns(args)
-        return cmd_audit(args)
+        return commands[args.command](args)
     except UsageError as exc:
         _say(exc, args)
         return EXIT_USAGE
