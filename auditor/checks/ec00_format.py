@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
-from auditor.frames import shared_codes
 from auditor.model import Violation
 from auditor.registry import check
+from auditor.tickets.arrays import NA_INT, column, could_be, pair_codes, value
 from auditor.checks._needs import COUP_KEYS
 
 
@@ -38,11 +36,18 @@ def cells_parse(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     return (v for code, v in carnet.problems if code == "EC00-02")
 
 
-def _orphans(child: pd.DataFrame, parent: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    c = child[child[keys].notna().all(axis=1).to_numpy()]
-    p = parent[parent[keys].notna().all(axis=1).to_numpy()]
-    child_codes, parent_codes = shared_codes(c, p, keys=tuple(keys))
-    return c[~np.isin(child_codes, parent_codes)]
+def _orphans(carnet: Carnet, child: str, parent: str, keys: list[str]) -> np.ndarray:
+    """Positions of the rows of `child` whose keys are all read and match no
+    row of `parent` whose keys are all read (integer codes, no merge)."""
+    c = [column(carnet, child, k) for k in keys]
+    p = [column(carnet, parent, k) for k in keys]
+    c_ok = np.logical_and.reduce([a != NA_INT for a in c])
+    p_ok = np.logical_and.reduce([a != NA_INT for a in p])
+    if len(keys) == 1:
+        child_codes, parent_codes = c[0][c_ok], p[0][p_ok]
+    else:
+        child_codes, parent_codes = pair_codes((c[0][c_ok], c[1][c_ok]), (p[0][p_ok], p[1][p_ok]))
+    return np.flatnonzero(c_ok)[~np.isin(child_codes, parent_codes)]
 
 
 @check("EC00-03", needs=(COUP_KEYS, "mises.seance,coup", "tickets.seance,coup", "seances.seance"))
@@ -53,18 +58,23 @@ def references_resolve(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a stake of coup 9 of séance 1 when `coups` stops at coup 8.
     Compliant: every (séance, coup) of `mises` and `tickets` is in `coups`.
     """
-    coups = carnet.df("coups")
     for table in ("mises", "tickets"):
         if table in carnet.tables:
-            hit = _orphans(carnet.df(table), coups, ["seance", "coup"])
+            at = _orphans(carnet, table, "coups", ["seance", "coup"])
             # A coup row whose séance or number cannot be read may be the one referred to.
-            hit = hit[~carnet.could_be("coups", ["seance", "coup"], hit).to_numpy()]
-            yield from emit(hit, lambda r, t=table: Violation(
-                table=t, row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"],
-                rang=r.get("rang"), kind="no_coup", found=str(r["coup"])))
+            at = at[~could_be(carnet, "coups", ["seance", "coup"], carnet.df(table), at)]
+            if not len(at):
+                continue
+            rang = column(carnet, table, "rang")[at] if "rang" in carnet.df(table).columns else None
+            for i, (row, seance, coup) in enumerate(zip(column(carnet, table, "_row")[at].tolist(),
+                                                        column(carnet, table, "seance")[at].tolist(),
+                                                        column(carnet, table, "coup")[at].tolist())):
+                yield Violation(table=table, row=row, column="coup", seance=seance, coup=coup,
+                                rang=None if rang is None else value(rang[i]), kind="no_coup", found=str(coup))
     if "seances" in carnet.tables:
-        hit = _orphans(coups, carnet.df("seances"), ["seance"])
-        hit = hit[~carnet.could_be("seances", ["seance"], hit).to_numpy()]
-        yield from emit(hit, lambda r: Violation(
-            table="coups", row=r["_row"], column="seance", seance=r["seance"], coup=r["coup"],
-            kind="no_seance", found=str(r["seance"])))
+        at = _orphans(carnet, "coups", "seances", ["seance"])
+        at = at[~could_be(carnet, "seances", ["seance"], carnet.df("coups"), at)]
+        for row, seance, coup in zip(column(carnet, "coups", "_row")[at].tolist(),
+                                     column(carnet, "coups", "seance")[at].tolist(), column(carnet, "coups", "coup")[at]):
+            yield Violation(table="coups", row=row, column="seance", seance=seance, coup=value(coup),
+                            kind="no_seance", found=str(seance))

@@ -14,6 +14,7 @@ from auditor.derived.amounts import coup_amounts, repeated_coups
 from auditor.tickets.ledger import NA_INT, PHASES, ints, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
+from auditor.tickets.arrays import column, could_be, find, pair_codes
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
@@ -36,27 +37,36 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     # A coup with a run whose value, numbers or phase cannot be read is unverifiable
     # (a run of unknown phase may belong to either), and so is a coup that a run of
     # unreadable séance or coup may belong to.
-    groups = ledger(carnet, profile).by_phase
-    faces = groups[["seance", "coup", "phase", "face", "unreadable"]]
-    bad = faces.loc[faces["unreadable"].to_numpy(bool), ["seance", "coup"]].drop_duplicates()
-    coups = carnet.df("coups")
-    coups = coups[~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
-                    | carnet.could_be("tickets", ["seance", "coup"], coups).to_numpy())]
-    coups = _coups_keys(coups, ["seance", "coup"])
-    in_bad = coups[["seance", "coup"]].merge(bad, how="left", on=["seance", "coup"], indicator=True)
-    coups = coups[(in_bad["_merge"] != "both").to_numpy()]
+    g = ledger(carnet, profile).by_phase
+    g_seance, g_coup, g_phase = g["seance"].to_numpy(), g["coup"].to_numpy(), g["phase"].to_numpy()
+    g_face, g_bad = g["face"].to_numpy(), g["unreadable"].to_numpy(bool)
+    seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
+    keep = ~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
+             | could_be(carnet, "tickets", ["seance", "coup"], carnet.df("coups")))
+    keep &= (seance != NA_INT) & (coup != NA_INT)
+    at = np.flatnonzero(keep)
+    coup_codes, group_codes = pair_codes((seance[at], coup[at]), (g_seance, g_coup))
+    at = at[~np.isin(coup_codes, group_codes[g_bad])]
+    coup_codes = coup_codes[~np.isin(coup_codes, group_codes[g_bad])]
+    row = column(carnet, "coups", "_row")
     for code, phase in enumerate(PHASES):
-        column = PHASE_LEVY[phase]
-        rec = coups.loc[coups[column].notna(), ["seance", "coup", "_row", column]].rename(columns={column: "recorded"})
-        m = rec.merge(faces[faces["phase"] == code], on=["seance", "coup"], how="left")
-        m = m[(m["unreadable"] != 1).to_numpy()]     # missing after the join: no ticket, nothing unreadable
-        m["face"] = m["face"].fillna(0).astype("int64")
-        wrong = m[(m["face"] != m["recorded"]).to_numpy(bool)]
-        yield from emit(wrong, lambda r, p=phase, col=column: Violation(
-            table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"], kind=p,
-            expected=Cents(r["recorded"]), found=Cents(r["face"]),
-            impact_cents=max(r["recorded"] - r["face"], 0),
-            params={"recorded_cents": r["recorded"], "face_cents": r["face"]}))
+        field = PHASE_LEVY[phase]
+        recorded = column(carnet, "coups", field)[at]
+        has = recorded != NA_INT
+        # (séance, coup, phase) is one group of `by_phase` at most: its face, 0 without tickets.
+        mine = np.flatnonzero(g_phase == code)
+        order = np.argsort(group_codes[mine], kind="stable")
+        j = find(group_codes[mine][order], coup_codes[has])
+        face = np.where(j >= 0, g_face[mine[order]][np.maximum(j, 0)] if len(mine) else 0, 0)
+        wrong = np.flatnonzero(face != recorded[has])
+        if not len(wrong):
+            continue
+        sel = at[has][wrong]
+        for r, s_, c_, rec, f in zip(row[sel].tolist(), seance[sel].tolist(), coup[sel].tolist(),
+                                     recorded[has][wrong].tolist(), face[wrong].tolist()):
+            yield Violation(table="coups", row=r, column=field, seance=s_, coup=c_, kind=phase,
+                            expected=Cents(rec), found=Cents(f), impact_cents=max(rec - f, 0),
+                            params={"recorded_cents": rec, "face_cents": f})
 
 
 @check("EC661-02", needs=(TICKETS, COUP_KEYS))
@@ -129,18 +139,23 @@ def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Compliant: tickets for 12,50 €, cagnotte 12,50 €.
     """
     r = ledger(carnet, profile).rows
-    per = r[r["seance"] != NA_INT].groupby("seance").agg(face=("face", "sum"), readable=("readable", "min"))
-    s = carnet.df("seances")
+    known = r["seance"].to_numpy() != NA_INT
+    ids, inv = np.unique(r["seance"].to_numpy()[known], return_inverse=True)
+    per_face = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(per_face, inv, r["face"].to_numpy()[known])
+    unreadable = np.bincount(inv[~r["readable"].to_numpy(bool)[known]], minlength=len(ids)) > 0
     # A ticket row whose séance cannot be read may be any séance's.
-    s = _coups_keys(s[~carnet.could_be("tickets", ["seance"], s).to_numpy()], ["seance"])
-    s = s[s["cagnotte_cents"].notna()]
-    m = s.merge(per, how="left", left_on="seance", right_index=True)
-    m["face"] = m["face"].fillna(0).astype("int64")
+    seance, counted = column(carnet, "seances", "seance"), column(carnet, "seances", "cagnotte_cents")
+    at = np.flatnonzero(~could_be(carnet, "tickets", ["seance"], carnet.df("seances"))
+                        & (seance != NA_INT) & (counted != NA_INT))
+    j = find(ids, seance[at])
+    face = np.where(j >= 0, per_face[np.maximum(j, 0)] if len(ids) else 0, 0)
     # A séance with an unreadable ticket row cannot be totalled (its EC00-02 is reported).
-    m = m[(m["readable"] != 0).to_numpy()]     # missing after the join: a séance without tickets
-    hit = m[(m["face"] != m["cagnotte_cents"]).to_numpy(bool)]
-    yield from emit(hit, lambda r: Violation(
-        table="seances", row=r["_row"], column="cagnotte_cents", seance=r["seance"],
-        expected=Cents(r["face"]), found=Cents(r["cagnotte_cents"]),
-        impact_cents=max(r["face"] - r["cagnotte_cents"], 0),
-        params={"face_cents": r["face"], "counted_cents": r["cagnotte_cents"]}))
+    ok = (j < 0) | ~(unreadable[np.maximum(j, 0)] if len(ids) else False)
+    hit = np.flatnonzero(ok & (face != counted[at]))
+    sel = at[hit]
+    for row, s_, f, c in zip(column(carnet, "seances", "_row")[sel].tolist(), seance[sel].tolist(),
+                             face[hit].tolist(), counted[sel].tolist()):
+        yield Violation(table="seances", row=row, column="cagnotte_cents", seance=s_,
+                        expected=Cents(f), found=Cents(c), impact_cents=max(f - c, 0),
+                        params={"face_cents": f, "counted_cents": c})

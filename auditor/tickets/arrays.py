@@ -1,0 +1,80 @@
+"""A carnet's columns as plain numpy arrays, fetched once per carnet.
+
+On a small carnet (one séance, a few hundred rows) pandas' fixed cost per
+operation (a column lookup, a boolean filter, a merge) outweighs the work
+itself: the ticket rules, the EC00 rules and the report read their columns
+here once and work on arrays, joining on integer codes rather than merging
+frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from auditor.carnet import Carnet
+
+NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
+
+
+def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """Column `name` of `table` as plain int64, NA_INT where missing (the
+    carnet's frames are never changed once normalised, so one fetch serves all)."""
+    df = carnet.tables[table].df
+    memo = carnet.__dict__.setdefault("_arrays", {})
+    got = memo.get((table, name))
+    if got is None or got[0] is not df:
+        got = memo[(table, name)] = (df, df[name].to_numpy(dtype=np.int64, na_value=NA_INT))
+    return got[1]
+
+
+def blind(carnet: Carnet, table: str, *fields: str) -> np.ndarray:
+    """`carnet.unreadable_rows(table, *fields)` as a bool array, without
+    touching the frame when no cell of those fields is unreadable (the usual case)."""
+    t = carnet.tables[table]
+    sources = {t.source_column(f) for f in fields}
+    rows = {v.row for code, v in carnet.problems
+            if code == "EC00-02" and v.table == table and v.column in sources}
+    if not rows:
+        return np.zeros(len(t.df), dtype=bool)
+    return np.isin(column(carnet, table, "_row"), np.fromiter(rows, dtype=np.int64, count=len(rows)))
+
+
+def could_be(carnet: Carnet, table: str, keys: list[str], target: pd.DataFrame, at=None) -> np.ndarray:
+    """`carnet.could_be(table, keys, target)` as a bool array: rows of `target`
+    (its rows `at` only, when given) that a row of `table` with an unreadable
+    key could belong to. Without such a row (the usual case) no frame is touched."""
+    n = len(target) if at is None else len(at)
+    if not blind(carnet, table, *keys).any():
+        return np.zeros(n, dtype=bool)
+    sub = target if at is None else target.iloc[np.asarray(at, dtype=np.int64)]
+    return carnet.could_be(table, keys, sub).to_numpy(bool)
+
+
+def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """One int64 per (a, b) pair of each array pair (no NA_INT in them), equal
+    for equal pairs across all of them and ordered like the pairs."""
+    a = np.concatenate([p[0] for p in pairs])
+    b = np.concatenate([p[1] for p in pairs])
+    sizes = np.cumsum([len(p[0]) for p in pairs])[:-1]
+    if len(a) == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in pairs]
+    if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:
+        return np.split((a << 32) | b, sizes)
+    ranked = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.split(ranked, sizes)
+
+
+def find(table_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Position in `table_codes` (sorted, distinct) of each code, -1 where absent."""
+    if len(table_codes) == 0:
+        return np.full(len(codes), -1, dtype=np.int64)
+    pos = np.searchsorted(table_codes, codes)
+    safe = np.minimum(pos, len(table_codes) - 1)
+    return np.where(table_codes[safe] == codes, safe, -1)
+
+
+def value(x):
+    """A plain Python value of an int64 array's item: None for NA_INT."""
+    x = int(x)
+    return None if x == NA_INT else x
