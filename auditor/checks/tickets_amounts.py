@@ -5,25 +5,17 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
 from auditor.derived.amounts import coup_amounts, repeated_coups
-from auditor.tickets.ledger import NA_INT, PHASES, ints, ledger
+from auditor.tickets.ledger import NA_INT, PHASES, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.tickets.arrays import column, could_be, find, pair_codes
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
-
-
-def _coups_keys(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Rows whose keys are all read, with the keys as plain int64 (to join `rows`)."""
-    df = df[df[keys].notna().all(axis=1)]
-    return df.assign(**{k: ints(df[k]) for k in keys})
 
 
 @check("EC661-01", needs=("coups.prelevement", *STAKES, TICKETS))
@@ -38,8 +30,8 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     # (a run of unknown phase may belong to either), and so is a coup that a run of
     # unreadable séance or coup may belong to.
     g = ledger(carnet, profile).by_phase
-    g_seance, g_coup, g_phase = g["seance"].to_numpy(), g["coup"].to_numpy(), g["phase"].to_numpy()
-    g_face, g_bad = g["face"].to_numpy(), g["unreadable"].to_numpy(bool)
+    g_seance, g_coup, g_phase = g["seance"], g["coup"], g["phase"]
+    g_face, g_bad = g["face"], g["unreadable"].astype(bool)
     seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
     keep = ~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
              | could_be(carnet, "tickets", ["seance", "coup"], carnet.df("coups")))
@@ -79,33 +71,40 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     led = ledger(carnet, profile)
     r = led.rows
-    # Values seen among the séance's tickets, both phases (spec, clarification on EC661-02).
-    seen = r.loc[(r["seance"].to_numpy() != NA_INT) & np.isin(r["valeur_cents"].to_numpy(), led.values),
-                 ["seance", "valeur_cents"]].drop_duplicates()
-    groups = led.by_phase
+    g = led.by_phase
     # One unreadable row (value, numbers or phase) makes its whole coup unverifiable.
-    bad = (groups["unreadable"] | groups["off_profile"]).to_numpy()
-    coup_bad = np.bincount(groups["coup_id"].to_numpy(), weights=bad.astype(np.int64)) > 0
-    groups = groups[~coup_bad[groups["coup_id"].to_numpy()]]
+    bad = (g["unreadable"] | g["off_profile"]).astype(np.int64)
+    coup_bad = np.bincount(g["coup_id"], weights=bad) > 0
+    keep = ~coup_bad[g["coup_id"]]
     # A repeated coup number pools two coups' tickets: not a count to judge.
-    coups = carnet.df("coups")
-    repeated = coups.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
-    if len(repeated):
-        hit = groups[["seance", "coup"]].merge(_coups_keys(repeated, ["seance", "coup"]), how="left",
-                                               indicator=True)
-        groups = groups[(hit["_merge"] != "both").to_numpy()]
-    rest = groups["face"].to_numpy().copy()
-    fewest = np.zeros(len(groups), dtype=np.int64)
+    repeated = repeated_coups(carnet).to_numpy(bool)
+    if repeated.any():
+        seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
+        repeated = repeated & (seance != NA_INT) & (coup != NA_INT)
+        rep_codes, group_codes = pair_codes((seance[repeated], coup[repeated]), (g["seance"], g["coup"]))
+        keep &= ~np.isin(group_codes, rep_codes)
+    at = np.flatnonzero(keep)
+    g_seance = g["seance"][at]
+    # Values seen among the séance's tickets, both phases (spec, clarification on EC661-02).
+    r_seance, r_valeur = r["seance"], r["valeur_cents"]
+    r_known = r_seance != NA_INT
+    rest = g["face"][at].copy()
+    fewest = np.zeros(len(at), dtype=np.int64)
     for value in led.values[::-1]:     # a loop over the ≤ 4 values; greedy is optimal for 10/100/1000/10000
-        has = groups["seance"].isin(seen.loc[seen["valeur_cents"] == value, "seance"]).to_numpy(bool)
+        has = np.isin(g_seance, r_seance[r_known & (r_valeur == value)])
         n = np.where(has, rest // value, 0)
         rest -= n * value
         fewest += n
-    hit = groups.assign(fewest=fewest)[(rest == 0) & (groups["count"].to_numpy() > fewest)]
-    yield from emit(hit.sort_values("pos"), lambda r: Violation(
-        table="tickets", row=r["_row"], column="valeur_cents", seance=r["seance"], coup=r["coup"],
-        kind=PHASES[r["phase"]], expected=str(r["fewest"]), found=str(r["count"]),
-        params={"count": r["count"], "fewest": r["fewest"], "face_cents": r["face"]}))
+    count = g["count"][at]
+    hit = np.flatnonzero((rest == 0) & (count > fewest))
+    hit = hit[np.argsort(g["pos"][at][hit], kind="stable")]
+    sel = at[hit]
+    for row, s_, c_, ph, f, n, face in zip(g["_row"][sel].tolist(), g["seance"][sel].tolist(),
+                                           g["coup"][sel].tolist(), g["phase"][sel].tolist(),
+                                           fewest[hit].tolist(), count[hit].tolist(), g["face"][sel].tolist()):
+        yield Violation(table="tickets", row=row, column="valeur_cents", seance=s_, coup=c_,
+                        kind=PHASES[ph], expected=str(f), found=str(n),
+                        params={"count": n, "fewest": f, "face_cents": face})
 
 
 @check("EC59-01", needs=(TICKETS,))
@@ -117,17 +116,29 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
     Compliant: 0,10 €, 1 € and 10 € tickets in séance 2, 100 € tickets only in séance 3.
     """
     r = ledger(carnet, profile).rows
-    r = r[(r["seance"] != NA_INT) & (r["valeur_cents"] != NA_INT)].sort_values("pos", kind="stable")
-    firsts = r.drop_duplicates(["seance", "valeur_cents"], keep="first")
-    n = firsts.groupby("seance", sort=False)["valeur_cents"].transform("size")
-    rank = firsts.groupby("seance", sort=False).cumcount()
+    seance, valeur = r["seance"], r["valeur_cents"]
+    at = np.flatnonzero((seance != NA_INT) & (valeur != NA_INT))
+    at = at[np.argsort(r["pos"][at], kind="stable")]
+    # The first row of each (séance, value), in carnet order.
+    _, first = np.unique(pair_codes((seance[at], valeur[at]))[0], return_index=True)
+    firsts = at[np.sort(first)]
+    ids, inv, n = np.unique(seance[firsts], return_inverse=True, return_counts=True)
     most = profile.max_ticket_values_per_seance
+    if not len(n) or n.max() <= most:
+        return
+    # Rank of each first row among its séance's (carnet order).
+    by_seance = np.argsort(inv, kind="stable")
+    starts = np.r_[0, np.cumsum(n)[:-1]]
+    rank = np.empty(len(firsts), dtype=np.int64)
+    rank[by_seance] = np.arange(len(firsts)) - np.repeat(starts, n)
     # Located where the first value beyond the limit appears.
-    hit = firsts.assign(n=n)[(rank == most).to_numpy()]
-    yield from emit(hit, lambda r: Violation(
-        table="tickets", row=r["_row"], column="valeur_cents", seance=r["seance"],
-        coup=None if r["coup"] == NA_INT else r["coup"], expected=f"≤ {most}", found=str(r["n"]),
-        params={"count": r["n"], "max": most, "valeur_cents": r["valeur_cents"]}))
+    hit = np.flatnonzero(rank == most)
+    sel = firsts[hit]
+    for row, s_, c_, k, v in zip(r["_row"][sel].tolist(), seance[sel].tolist(), r["coup"][sel].tolist(),
+                                 n[inv[hit]].tolist(), valeur[sel].tolist()):
+        yield Violation(table="tickets", row=row, column="valeur_cents", seance=s_,
+                        coup=None if c_ == NA_INT else c_, expected=f"≤ {most}", found=str(k),
+                        params={"count": k, "max": most, "valeur_cents": v})
 
 
 @check("EC561-03", needs=(TICKETS, "seances.seance,cagnotte"))
@@ -139,11 +150,11 @@ def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Compliant: tickets for 12,50 €, cagnotte 12,50 €.
     """
     r = ledger(carnet, profile).rows
-    known = r["seance"].to_numpy() != NA_INT
-    ids, inv = np.unique(r["seance"].to_numpy()[known], return_inverse=True)
+    known = r["seance"] != NA_INT
+    ids, inv = np.unique(r["seance"][known], return_inverse=True)
     per_face = np.zeros(len(ids), dtype=np.int64)
-    np.add.at(per_face, inv, r["face"].to_numpy()[known])
-    unreadable = np.bincount(inv[~r["readable"].to_numpy(bool)[known]], minlength=len(ids)) > 0
+    np.add.at(per_face, inv, r["face"][known])
+    unreadable = np.bincount(inv[~r["readable"][known]], minlength=len(ids)) > 0
     # A ticket row whose séance cannot be read may be any séance's.
     seance, counted = column(carnet, "seances", "seance"), column(carnet, "seances", "cagnotte_cents")
     at = np.flatnonzero(~could_be(carnet, "tickets", ["seance"], carnet.df("seances"))

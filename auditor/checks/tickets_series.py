@@ -5,15 +5,19 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
+from auditor.tickets.arrays import column, value
 from auditor.tickets.ledger import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import BOOKS, TICKETS
+
+
+def _emit(hit, make) -> Iterator[Violation]:
+    """One violation per row of the ledger's columns `hit`, made by `make` from the row as plain values."""
+    return (make(r) for r in hit.records())
 
 
 def _span(first: int, last: int) -> str:
@@ -28,11 +32,13 @@ def ticket_value_allowed(carnet: Carnet, profile: Profile) -> Iterator[Violation
     Non-compliant: a run of tickets of 0,50 €.
     Compliant: runs of 0,10 € and 1 € tickets.
     """
-    t = carnet.df("tickets")
-    hit = t[(t["valeur_cents"].notna() & ~t["valeur_cents"].isin(profile.ticket_values_cents)).to_numpy(bool)]
-    yield from emit(hit, lambda r: Violation(
-        table="tickets", row=r["_row"], column="valeur_cents", seance=r["seance"], coup=r["coup"],
-        found=Cents(r["valeur_cents"]), params={"valeur_cents": r["valeur_cents"]}))
+    valeur = column(carnet, "tickets", "valeur_cents")
+    at = np.flatnonzero((valeur != NA_INT) & ~np.isin(valeur, profile.ticket_values_cents))
+    for row, seance, coup, v in zip(column(carnet, "tickets", "_row")[at].tolist(),
+                                    column(carnet, "tickets", "seance")[at], column(carnet, "tickets", "coup")[at],
+                                    valeur[at].tolist()):
+        yield Violation(table="tickets", row=row, column="valeur_cents", seance=value(seance), coup=value(coup),
+                        found=Cents(v), params={"valeur_cents": v})
 
 
 @check("EC82-02", needs=(TICKETS,))
@@ -43,22 +49,24 @@ def ticket_number_in_series(carnet: Carnet, profile: Profile) -> Iterator[Violat
     Non-compliant: `premier` 0, or `premier` 120 with `dernier` 115.
     Compliant: `premier` 115, `dernier` 120.
     """
-    t = carnet.df("tickets")
     top = profile.ticket_number_max
-    t = t[t["premier"].notna()]
-
-    def outside(s: pd.Series) -> np.ndarray:
-        return ((s < 1) | (s > top)).fillna(False).to_numpy(bool)
-
-    bad_first = outside(t["premier"])
-    bad_last = outside(t["dernier"]) & ~bad_first
-    reversed_ = (t["dernier"] < t["premier"]).fillna(False).to_numpy(bool) & ~bad_first & ~bad_last
-    for column, kind, mask in (("premier", "range", bad_first), ("dernier", "range", bad_last),
-                               ("dernier", "reversed", reversed_)):
-        yield from emit(t[mask], lambda r, c=column, k=kind: Violation(
-            table="tickets", row=r["_row"], column=c, seance=r["seance"], coup=r["coup"], kind=k,
-            expected=f"1 … {top}" if k == "range" else f"≥ {r['premier']}", found=str(r[c]),
-            params={"number": r[c], "premier": r["premier"], "max": top}))
+    first, last = column(carnet, "tickets", "premier"), column(carnet, "tickets", "dernier")
+    has_first, has_last = first != NA_INT, last != NA_INT
+    bad_first = has_first & ((first < 1) | (first > top))
+    bad_last = has_first & has_last & ((last < 1) | (last > top)) & ~bad_first
+    reversed_ = has_first & has_last & (last < first) & ~bad_first & ~bad_last
+    numbers = {"premier": first, "dernier": last}
+    for name, kind, mask in (("premier", "range", bad_first), ("dernier", "range", bad_last),
+                             ("dernier", "reversed", reversed_)):
+        at = np.flatnonzero(mask)
+        for row, seance, coup, p, n in zip(column(carnet, "tickets", "_row")[at].tolist(),
+                                           column(carnet, "tickets", "seance")[at],
+                                           column(carnet, "tickets", "coup")[at], first[at].tolist(),
+                                           numbers[name][at].tolist()):
+            yield Violation(
+                table="tickets", row=row, column=name, seance=value(seance), coup=value(coup), kind=kind,
+                expected=f"1 … {top}" if kind == "range" else f"≥ {p}", found=str(n),
+                params={"number": n, "premier": p, "max": top})
 
 
 @check("EC82-03", needs=(TICKETS,))
@@ -73,12 +81,13 @@ def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation
     d = led.repeats
     if d.empty:
         return
-    s, e = d["s"].to_numpy(), d["e"].to_numpy()
-    other = led.located(d["other"].to_numpy())
-    hit = led.located(d["at"].to_numpy(), first=led.number(s), last=led.number(e), valeur=led.valeur(s),
-                      pos=led.runs["pos"].to_numpy()[d["at"].to_numpy()],
+    s, e = d["s"], d["e"]
+    other = led.located(d["other"])
+    hit = led.located(d["at"], first=led.number(s), last=led.number(e), valeur=led.valeur(s),
+                      pos=led.runs["pos"][d["at"]],
                       other_seance=other["seance"], other_coup=other["coup"], other_row=other["_row"])
-    yield from emit(hit.sort_values(["pos", "first"]), lambda r: Violation(
+    hit = hit.take(np.lexsort((hit["first"], hit["pos"])))
+    yield from _emit(hit, lambda r: Violation(
         table="tickets", row=r["_row"], column="premier", seance=r["seance"], coup=r["coup"],
         kind="one" if r["first"] == r["last"] else "several", found=_span(r["first"], r["last"]),
         params={"first": r["first"], "last": r["last"], "count": r["last"] - r["first"] + 1,
@@ -96,14 +105,14 @@ def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violati
     """
     led = ledger(carnet, profile)
     r = led.runs
-    seance, coup, ke = r["seance"].to_numpy(), r["coup"].to_numpy(), r["ke"].to_numpy()
+    seance, coup, ke = r["seance"], r["coup"], r["ke"]
     g = led.first_new
     # Only numbers detached for the first time count: a repeat is a duplicate (EC82-03).
     fresh = np.flatnonzero((g <= ke) & (seance != NA_INT) & (coup != NA_INT))
-    vid = r["ks"].to_numpy()[fresh] // led.stride
+    vid = r["ks"][fresh] // led.stride
     # Steps = (value, séance, coup) in carnet order; within a step, its lowest new number first.
-    o = fresh[np.lexsort((r["pos"].to_numpy()[fresh], g[fresh], coup[fresh], seance[fresh], vid))]
-    vid = r["ks"].to_numpy()[o] // led.stride
+    o = fresh[np.lexsort((r["pos"][fresh], g[fresh], coup[fresh], seance[fresh], vid))]
+    vid = r["ks"][o] // led.stride
     if len(o) == 0:
         return
     new = np.r_[True, (vid[1:] != vid[:-1]) | (seance[o][1:] != seance[o][:-1]) | (coup[o][1:] != coup[o][:-1])]
@@ -116,7 +125,7 @@ def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violati
     hit = led.located(step_run[back], number=led.number(low[back]), previous=led.number(prev_high[back]),
                       valeur=led.valeur(low[back]), prev_seance=objects(seance[prev_run]),
                       prev_coup=objects(coup[prev_run]))
-    yield from emit(hit, lambda x: Violation(
+    yield from _emit(hit, lambda x: Violation(
         table="tickets", row=x["_row"], column="premier", seance=x["seance"], coup=x["coup"],
         expected=f"> {x['previous']}", found=str(x["number"]),
         params={"number": x["number"], "previous": x["previous"], "valeur_cents": x["valeur"],
@@ -143,7 +152,7 @@ def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     kind = np.where(e == book_end, "unfinished", np.where(e == s, "gap_one", "gap"))
     hit = led.located(led.covering(nxt), first=led.number(s), last=led.number(e), next=led.number(nxt),
                       valeur=valeur, impact=(e - s + 1) * valeur, kind=kind)
-    yield from emit(hit, lambda r: Violation(
+    yield from _emit(hit, lambda r: Violation(
         table="tickets", row=r["_row"], column="premier", seance=r["seance"], coup=r["coup"], kind=r["kind"],
         expected=str(r["first"]), found=str(r["next"]), impact_cents=r["impact"],
         params={"first": r["first"], "last": r["last"], "count": r["last"] - r["first"] + 1,
@@ -170,7 +179,7 @@ def last_book_in_progress(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     valeur = led.valeur(last)
     hit = led.located(led.covering(last), last=led.number(last), book_first=led.number(first),
                       book_last=led.number(end), remaining=end - last, valeur=valeur)
-    yield from emit(hit, lambda r: Violation(
+    yield from _emit(hit, lambda r: Violation(
         table="tickets", row=r["_row"], column="dernier", seance=r["seance"], coup=r["coup"],
         expected=str(r["book_last"]), found=str(r["last"]),
         params={"last": r["last"], "book_first": r["book_first"], "book_last": r["book_last"],

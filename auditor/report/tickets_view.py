@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from auditor.catalogue import Profile, load_profile
 from auditor.tickets import intervals
+from auditor.tickets.arrays import Columns, column
 from auditor.tickets.intervals import merge, merge_grouped
 from auditor.tickets.ledger import NA_INT, TicketLedger, ledger
 from auditor.model import AuditResult
@@ -101,12 +101,12 @@ def _ranges(led: TicketLedger, s, e) -> str:
     return ", ".join(parts)
 
 
-def _seance_spans(led: TicketLedger) -> pd.DataFrame:
+def _seance_spans(led: TicketLedger) -> Columns:
     """Used numbers per séance as merged key intervals (seance, s, e), sorted by s:
     what one séance detached, drawn in one shade."""
     r = led.runs
-    seance, s, e = merge_grouped(r["seance"].to_numpy(), r["ks"].to_numpy(), r["ke"].to_numpy())
-    return pd.DataFrame({"seance": seance, "s": s, "e": e})
+    seance, s, e = merge_grouped(r["seance"], r["ks"], r["ke"])
+    return Columns({"seance": seance, "s": s, "e": e})
 
 
 def _cut(xs, xe, seance, bs, be, rows):
@@ -123,11 +123,11 @@ def _sum_by(j: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
 
 def _value_of_row(result: AuditResult) -> dict[int, int]:
     """Ticket value of each tickets row (source row number → cents)."""
-    t = result.carnet.tables.get("tickets")
-    if t is None:
+    if "tickets" not in result.carnet.tables:
         return {}
-    df = t.df[t.df["valeur_cents"].notna()]
-    return dict(zip(df["_row"].tolist(), (int(v) for v in df["valeur_cents"].tolist())))
+    valeur = column(result.carnet, "tickets", "valeur_cents")
+    known = valeur != NA_INT
+    return dict(zip(column(result.carnet, "tickets", "_row")[known].tolist(), valeur[known].tolist()))
 
 
 def _owed_by_value(result: AuditResult) -> dict[int, int]:
@@ -161,9 +161,11 @@ def face_per_seance(result: AuditResult) -> dict[int, int] | None:
     if led is None:
         return None
     r = led.rows
-    r = r[r["seance"].to_numpy() != NA_INT]
-    per = r.groupby("seance", sort=True)["face"].sum()
-    return {int(k): int(v) for k, v in per.items()}
+    known = r["seance"] != NA_INT
+    ids, inv = np.unique(r["seance"][known], return_inverse=True)
+    per = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(per, inv, r["face"][known])
+    return dict(zip(ids.tolist(), per.tolist()))
 
 
 def _checked(result: AuditResult) -> set[str]:
@@ -202,7 +204,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     us, ue = led.used
     ms, me, _ = led.missing
     rep = led.repeats
-    ds, de = rep["s"].to_numpy(), rep["e"].to_numpy()
+    ds, de = rep["s"], rep["e"]
     o = np.argsort(ds, kind="stable")
     dup_ms, dup_me = merge(ds[o], de[o])        # numbers detached more than once, merged for drawing
     register = led.books is not None
@@ -210,11 +212,11 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     # Rows: the books this carnet draws from (as the rules see them), and aligned
     # blocks for the numbers outside the register.
     if register:
-        bs, be = led.books["ks"].to_numpy()[led.opened], led.books["ke"].to_numpy()[led.opened]
+        bs, be = led.books["ks"][led.opened], led.books["ke"][led.opened]
     else:
         bs, be = led.aligned_blocks(us, ue)
     xs, xe = led.aligned_blocks(os_, oe)
-    out_spans = intervals.pieces(spans["s"].to_numpy(), spans["e"].to_numpy(), os_, oe)
+    out_spans = intervals.pieces(spans["s"], spans["e"], os_, oe)
     total_missing = 0
     for vid, valeur in enumerate(led.values.tolist()):
         lo, hi = vid * led.stride, (vid + 1) * led.stride
@@ -229,7 +231,7 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
             continue
         vm, vd, vo = part(ms, me), part(dup_ms, dup_me), part(os_, oe)
         vrep = (ds >= lo) & (ds < hi)
-        vspans = spans[(spans["s"].to_numpy() >= lo) & (spans["s"].to_numpy() < hi)]
+        vspans = spans.take((spans["s"] >= lo) & (spans["s"] < hi))
         seances = sorted({s for s in vspans["seance"].tolist() if s != NA_INT})
         missing = int((vm[1] - vm[0] + 1).sum())
         total_missing += missing
@@ -262,15 +264,15 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     return section
 
 
-def _outside_spans(spans: pd.DataFrame, pieces, lo: int, hi: int) -> pd.DataFrame:
+def _outside_spans(spans: Columns, pieces, lo: int, hi: int) -> Columns:
     """The séance spans cut to the numbers outside the register, for one value."""
     i, _, s, e = pieces
     k = (s >= lo) & (s < hi)
-    return pd.DataFrame({"seance": spans["seance"].to_numpy()[i[k]], "s": s[k], "e": e[k]})
+    return Columns({"seance": spans["seance"][i[k]], "s": s[k], "e": e[k]})
 
 
-def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups, outside, spans: pd.DataFrame,
-             out_spans: pd.DataFrame, seance_rank: dict[int, int], lab: dict, lang: str) -> Chart:
+def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups, outside, spans: Columns,
+             out_spans: Columns, seance_rank: dict[int, int], lab: dict, lang: str) -> Chart:
     """One value's series: a row per book, x = the ticket's place in its book."""
     size = led.book_size
     bands = sorted([_Band(int(s), int(e), False) for s, e in zip(*books)]
@@ -282,8 +284,8 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
     books_rows, out_rows = ~is_out, is_out
     # Every interval cut at the rows it crosses. Book rows show the book's used
     # numbers and its holes; out-of-register rows only the numbers outside every book.
-    cut = {"spans": _cut(spans["s"].to_numpy(), spans["e"].to_numpy(), spans["seance"].to_numpy(), bs, be, books_rows),
-           "out": _cut(out_spans["s"].to_numpy(), out_spans["e"].to_numpy(), out_spans["seance"].to_numpy(),
+    cut = {"spans": _cut(spans["s"], spans["e"], spans["seance"], bs, be, books_rows),
+           "out": _cut(out_spans["s"], out_spans["e"], out_spans["seance"],
                        bs, be, out_rows),
            "used": _cut(*used, None, bs, be, books_rows),
            "missing": _cut(*missing, None, bs, be, books_rows)}

@@ -78,3 +78,45 @@ def value(x):
     """A plain Python value of an int64 array's item: None for NA_INT."""
     x = int(x)
     return None if x == NA_INT else x
+
+
+class Columns:
+    """Named numpy columns of one length: what the ledger's views are, a frame
+    without pandas' fixed cost on every column fetch, filter and build."""
+
+    __slots__ = ("cols", "n")
+
+    def __init__(self, cols: dict[str, np.ndarray], n: int | None = None):
+        self.cols = cols
+        self.n = n if n is not None else (len(next(iter(cols.values()))) if cols else 0)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.cols
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def empty(self) -> bool:
+        """No row at all."""
+        return self.n == 0
+
+    def take(self, idx) -> "Columns":
+        """The rows `idx` (positions or a bool mask), in that order."""
+        cols = {k: v[idx] for k, v in self.cols.items()}
+        return Columns(cols, len(next(iter(cols.values()))) if cols else 0)
+
+    def frame(self) -> pd.DataFrame:
+        """The columns as a frame (for the few findings whose values pandas shapes, such as dates)."""
+        return pd.DataFrame(self.cols)
+
+    def records(self):
+        """The rows as dicts of plain Python values (what `checks._util.records` gives for a frame)."""
+        if self.n == 0:
+            return
+        names = list(self.cols)
+        for values in zip(*(self.cols[k].tolist() for k in names)):
+            yield dict(zip(names, values))

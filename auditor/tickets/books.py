@@ -9,7 +9,29 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from auditor.tickets.arrays import NA_INT, Columns, column, pair_codes
 from auditor.tickets.intervals import gaps, merge, overlaps
+
+
+def register_columns(carnet) -> dict[str, np.ndarray]:
+    """The register's columns the book views read, as arrays: value, first
+    number and row as int64 (NA_INT where missing), the service date as
+    datetime64 (NaT where unknown), the paraphe as text ("" where missing)."""
+    df = carnet.df("carnets_tickets")
+    cols = {k: column(carnet, "carnets_tickets", k) for k in ("valeur_cents", "premier", "_row")}
+    if "mise_en_service" in df.columns:
+        cols["mise_en_service"] = service_days(df["mise_en_service"])
+    if "paraphe" in df.columns:
+        cols["paraphe"] = df["paraphe"].to_numpy(dtype=object, na_value="")
+    return cols
+
+
+def service_days(s: pd.Series) -> np.ndarray:
+    """Dates as datetime64[us] whatever the frame held: a column without any
+    readable date is all NaT, never a float (an unreadable date is simply not compared)."""
+    if s.dtype == "datetime64[us]":
+        return s.to_numpy()
+    return pd.Series(pd.to_datetime(s, errors="coerce"), index=s.index).astype("datetime64[us]").to_numpy()
 
 
 class TicketBooks:
@@ -17,24 +39,27 @@ class TicketBooks:
     `stride`, `book_size`, `max`, `register` and `_fillable`)."""
 
     @cached_property
-    def books(self) -> pd.DataFrame | None:
+    def books(self) -> Columns | None:
         """Books of the register (carnets_tickets), one per value and first
         number, sorted: ks, ke keys (within 1 … max) and the register's row."""
         if self.register is None:
             return None
         b = self.register
-        ok = (b["valeur_cents"].isin(self.values) & b["premier"].notna()).fillna(False).to_numpy(bool)
-        b = b[ok]
-        cols = [c for c in ("valeur_cents", "premier", "mise_en_service", "paraphe", "_row") if c in b.columns]
-        b = b[cols].drop_duplicates(["valeur_cents", "premier"], keep="first")
-        first = b["premier"].to_numpy(np.int64)
+        v, p = b["valeur_cents"], b["premier"]
+        at = np.flatnonzero(np.isin(v, self.values) & (p != NA_INT))
+        # One book per value and first number: the first row that registers it.
+        _, first_of = np.unique(pair_codes((v[at], p[at]))[0], return_index=True)
+        at = at[np.sort(first_of)]
+        first = p[at]
         last = first + self.book_size - 1
         keep = (last >= 1) & (first <= self.max)
-        b = b[keep].assign(last=last[keep])
-        vid = np.searchsorted(self.values, b["valeur_cents"].to_numpy(np.int64))
-        b = b.assign(ks=vid * self.stride + np.maximum(b["premier"].to_numpy(np.int64), 1),
-                     ke=vid * self.stride + np.minimum(b["last"].to_numpy(np.int64), self.max))
-        return b.sort_values(["ks", "ke"], kind="stable").reset_index(drop=True)
+        at, first, last = at[keep], first[keep], last[keep]
+        vid = np.searchsorted(self.values, v[at])
+        cols = {k: b[k][at] for k in ("valeur_cents", "premier", "mise_en_service", "paraphe", "_row") if k in b}
+        cols["last"] = last
+        cols["ks"] = vid * self.stride + np.maximum(first, 1)
+        cols["ke"] = vid * self.stride + np.minimum(last, self.max)
+        return Columns(cols, len(at)).take(np.lexsort((cols["ke"], cols["ks"])))
 
     @cached_property
     def started_books(self) -> tuple[np.ndarray, np.ndarray]:
@@ -43,14 +68,14 @@ class TicketBooks:
         `book_size` (art. 82) holding one."""
         if self.books is not None:
             m = self.opened
-            return merge(self.books["ks"].to_numpy()[m], self.books["ke"].to_numpy()[m])
+            return merge(self.books["ks"][m], self.books["ke"][m])
         return merge(*self.aligned_blocks(*self.used))
 
     @cached_property
     def opened(self) -> np.ndarray:
         """Mask over the registered `books`: those holding a used number."""
         us, ue = self.used
-        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
+        bs, be = self.books["ks"], self.books["ke"]
         j = np.searchsorted(ue, bs, "left")
         started = j < len(us)
         started[started] = us[j[started]] <= be[started]
@@ -97,7 +122,7 @@ class TicketBooks:
         (empty without a register: every number is then in an aligned book)."""
         if self.books is None:
             return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-        bs, be = merge(self.books["ks"].to_numpy(), self.books["ke"].to_numpy())
+        bs, be = merge(self.books["ks"], self.books["ke"])
         base = np.arange(len(self.values), dtype=np.int64) * self.stride
         # Per value: [1, first book − 1], [book end + 1, next book − 1] …, [last book end + 1, max];
         # sorted separately, starts and ends pair up value by value.
@@ -115,12 +140,12 @@ class TicketBooks:
         return s, e
 
     @cached_property
-    def book_pairs(self) -> pd.DataFrame:
+    def book_pairs(self) -> Columns:
         """Every (run, book) where the run draws tickets from a registered book:
         run, book (row of `books`), count of the run's tickets in it, pos of the run."""
         r, b = self.runs, self.books
-        i, j, s, e = overlaps(r["ks"].to_numpy(), r["ke"].to_numpy(), b["ks"].to_numpy(), b["ke"].to_numpy())
-        return pd.DataFrame({"run": i, "book": j, "count": e - s + 1, "pos": r["pos"].to_numpy()[i]})
+        i, j, s, e = overlaps(r["ks"], r["ke"], b["ks"], b["ke"])
+        return Columns({"run": i, "book": j, "count": e - s + 1, "pos": r["pos"][i]})
 
     def book_of(self, keys) -> tuple[np.ndarray, np.ndarray]:
         """First and last key of the book holding each key (the highest-starting
@@ -130,7 +155,7 @@ class TicketBooks:
             base = keys - keys % self.stride
             block = (keys % self.stride - 1) // self.book_size
             return base + block * self.book_size + 1, base + np.minimum((block + 1) * self.book_size, self.max)
-        bs, be = self.books["ks"].to_numpy(), self.books["ke"].to_numpy()
+        bs, be = self.books["ks"], self.books["ke"]
         if len(bs) == 0:
             return np.full(len(keys), -1), np.full(len(keys), -1)
         j = np.searchsorted(bs, keys, "right") - 1

@@ -81,15 +81,25 @@ def merge_grouped(group: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.n
     if len(s) == 0:
         z = np.array([], dtype=np.int64)
         return z, z, z
-    d = pd.DataFrame({"g": group, "s": s, "e": e}).sort_values(["g", "s", "e"], kind="stable")
-    d = d.reset_index(drop=True)
-    reach = d.groupby("g", sort=False)["e"].cummax().to_numpy()
-    g, s = d["g"].to_numpy(), d["s"].to_numpy()
+    o = np.lexsort((e, s, group))
+    g, s, e = group[o], s[o], e[o]
+    reach = _cummax_grouped(g, e)
     new = np.r_[True, (g[1:] != g[:-1]) | (s[1:] > reach[:-1] + 1)]
     first = np.flatnonzero(new)
-    out = pd.DataFrame({"g": g[first], "s": s[first], "e": np.maximum.reduceat(reach, first)})
-    out = out.sort_values(["s", "g"], kind="stable")
-    return out["g"].to_numpy(), out["s"].to_numpy(), out["e"].to_numpy()
+    g, s, e = g[first], s[first], np.maximum.reduceat(reach, first)
+    o = np.lexsort((g, s))
+    return g[o], s[o], e[o]
+
+
+def _cummax_grouped(g: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Running maximum of `e` within each run of equal `g` (groups contiguous):
+    each group lifted above the one before it, so one running maximum never
+    carries a value from one group into the next."""
+    rank = np.cumsum(np.r_[0, g[1:] != g[:-1]])
+    low = e.min()
+    span = e.max() - low + 1
+    lifted = (e - low) + rank * span
+    return np.maximum.accumulate(lifted) - rank * span + low
 
 
 def running_reach(ends: np.ndarray, groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

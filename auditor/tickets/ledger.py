@@ -18,11 +18,11 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.cache import per_carnet
-from auditor.tickets.books import TicketBooks
+from auditor.tickets.arrays import NA_INT, Columns, blind, column
+from auditor.tickets.books import TicketBooks, register_columns
 from auditor.tickets.intervals import merge, range_min, running_reach
 
 PHASES = ("avant", "apres")            # phase codes of `TicketLedger.rows`: 0 avant, 1 apres
-NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
 
 
 def ints(s: pd.Series) -> np.ndarray:
@@ -58,10 +58,12 @@ class TicketLedger(TicketBooks):
 
     def __init__(self, carnet: Carnet, profile: Profile):
         # Frames only, never the carnet: the cache below must not keep it alive.
-        self.table = carnet.df("tickets")
+        self.table = {k: column(carnet, "tickets", k)
+                      for k in ("seance", "coup", "valeur_cents", "premier", "dernier", "_row")}
+        self.table["phase"] = texts(carnet.df("tickets")["phase"])
         # Rows whose value or numbers could not be read: they may fill a hole of the series.
-        self.blind = carnet.unreadable_rows("tickets", "valeur_cents", "premier", "dernier").to_numpy()
-        self.register = carnet.df("carnets_tickets") if "carnets_tickets" in carnet.tables else None
+        self.blind = blind(carnet, "tickets", "valeur_cents", "premier", "dernier")
+        self.register = register_columns(carnet) if "carnets_tickets" in carnet.tables else None
         self.values = np.array(sorted(set(profile.ticket_values_cents)), dtype=np.int64)
         self.book_size = int(profile.book_size)
         self.max = int(profile.ticket_number_max)
@@ -78,53 +80,53 @@ class TicketLedger(TicketBooks):
 
     # -- rows ------------------------------------------------------------------
     @cached_property
-    def rows(self) -> pd.DataFrame:
+    def rows(self) -> Columns:
         """Every tickets row (same positions as the table) as plain int64 columns:
         seance, coup, valeur_cents, premier, dernier (NA_INT where unreadable);
         phase 0 avant, 1 apres, -1 unreadable; count and face (0 unless
         `readable`: value and numbers read, premier ≤ dernier); pos, the rank
         in carnet order (séance, coup, avant before apres, row)."""
         t = self.table
-        seance, coup = ints(t["seance"]), ints(t["coup"])
-        valeur, first, last = ints(t["valeur_cents"]), ints(t["premier"]), ints(t["dernier"])
-        phase = texts(t["phase"])
+        seance, coup = t["seance"], t["coup"]
+        valeur, first, last = t["valeur_cents"], t["premier"], t["dernier"]
+        phase = t["phase"]
         phase = np.where(phase == "avant", 0, np.where(phase == "apres", 1, -1)).astype(np.int64)
         known = (first != NA_INT) & (last != NA_INT)
-        count = np.zeros(len(t), dtype=np.int64)
+        count = np.zeros(len(seance), dtype=np.int64)
         count[known] = last[known] - first[known] + 1
         readable = (valeur != NA_INT) & (count >= 1)
         count[~readable] = 0
         face = np.where(readable, valeur, 0) * count
-        row = t["_row"].to_numpy(np.int64)
+        row = t["_row"]
         big = np.iinfo(np.int64).max      # missing séance/coup/phase sort last
         sort = np.lexsort((row, np.where(phase < 0, 2, phase), np.where(coup == NA_INT, big, coup),
                            np.where(seance == NA_INT, big, seance)))
-        pos = np.empty(len(t), dtype=np.int64)
-        pos[sort] = np.arange(len(t))
-        return pd.DataFrame({"seance": seance, "coup": coup, "phase": phase, "valeur_cents": valeur,
-                             "premier": first, "dernier": last, "count": count, "face": face,
-                             "readable": readable, "_row": row, "pos": pos})
+        pos = np.empty(len(seance), dtype=np.int64)
+        pos[sort] = np.arange(len(seance))
+        return Columns({"seance": seance, "coup": coup, "phase": phase, "valeur_cents": valeur,
+                        "premier": first, "dernier": last, "count": count, "face": face,
+                        "readable": readable, "_row": row, "pos": pos})
 
     @cached_property
-    def by_phase(self) -> pd.DataFrame:
+    def by_phase(self) -> Columns:
         """One row per (séance, coup, phase) of the rows with a séance and a coup,
         in carnet order: face, count, `unreadable` (a row's value, numbers or
         phase could not be read), `off_profile` (a value not in the profile),
         `_row` and `pos` of its first row, `coup_id` numbering the coups."""
         r = self.rows
         o = np.empty(len(r), dtype=np.int64)
-        o[r["pos"].to_numpy()] = np.arange(len(r))     # carnet order: groups are contiguous
-        col = {k: r[k].to_numpy()[o] for k in ("seance", "coup", "phase", "valeur_cents", "count", "face",
-                                               "readable", "_row", "pos")}
+        o[r["pos"]] = np.arange(len(r))     # carnet order: groups are contiguous
+        col = {k: r[k][o] for k in ("seance", "coup", "phase", "valeur_cents", "count", "face",
+                                    "readable", "_row", "pos")}
         keep = (col["seance"] != NA_INT) & (col["coup"] != NA_INT)
         col = {k: v[keep] for k, v in col.items()}
         if not keep.any():
-            return pd.DataFrame({k: np.array([], dtype=np.int64) for k in (
+            return Columns({k: np.array([], dtype=np.int64) for k in (
                 "seance", "coup", "phase", "face", "count", "unreadable", "off_profile", "_row", "pos", "coup_id")})
         s, c, ph = col["seance"], col["coup"], col["phase"]
         new_coup = np.r_[True, (s[1:] != s[:-1]) | (c[1:] != c[:-1])]
         first = np.flatnonzero(new_coup | np.r_[True, ph[1:] != ph[:-1]])
-        return pd.DataFrame({
+        return Columns({
             "seance": s[first], "coup": c[first], "phase": ph[first],
             "face": np.add.reduceat(col["face"], first), "count": np.add.reduceat(col["count"], first),
             "unreadable": np.maximum.reduceat(~col["readable"] | (ph < 0), first),
@@ -133,25 +135,23 @@ class TicketLedger(TicketBooks):
             "coup_id": np.cumsum(new_coup)[first] - 1})
 
     @cached_property
-    def runs(self) -> pd.DataFrame:
+    def runs(self) -> Columns:
         """The rows kept for the series rules, with their keys: ks, ke (first and last number), in table order."""
         r = self.rows
-        p, d, v = r["premier"].to_numpy(), r["dernier"].to_numpy(), r["valeur_cents"].to_numpy()
+        p, d, v = r["premier"], r["dernier"], r["valeur_cents"]
         ok = np.isin(v, self.values) & (p >= 1) & (d <= self.max) & (p <= d) & (p != NA_INT) & (d != NA_INT)
-        r = r.loc[ok, ["seance", "coup", "phase", "valeur_cents", "premier", "dernier", "_row", "pos"]]
-        r = r.reset_index(drop=True)
-        vid = np.searchsorted(self.values, r["valeur_cents"].to_numpy())
-        r["ks"] = vid * self.stride + r["premier"].to_numpy()
-        r["ke"] = vid * self.stride + r["dernier"].to_numpy()
-        return r
+        cols = {k: r[k][ok] for k in ("seance", "coup", "phase", "valeur_cents", "premier", "dernier", "_row", "pos")}
+        vid = np.searchsorted(self.values, cols["valeur_cents"])
+        cols["ks"] = vid * self.stride + cols["premier"]
+        cols["ke"] = vid * self.stride + cols["dernier"]
+        return Columns(cols)
 
-    def located(self, idx, **columns) -> pd.DataFrame:
+    def located(self, idx, **columns) -> Columns:
         """Where runs `idx` are (séance, coup, row), beside the given columns."""
         r = self.runs
         idx = np.asarray(idx, dtype=np.int64)
-        return pd.DataFrame({"seance": objects(r["seance"].to_numpy()[idx]),
-                             "coup": objects(r["coup"].to_numpy()[idx]), "_row": r["_row"].to_numpy()[idx],
-                             **columns})
+        return Columns({"seance": objects(r["seance"][idx]), "coup": objects(r["coup"][idx]),
+                        "_row": r["_row"][idx], **columns}, len(idx))
 
     # -- number order ----------------------------------------------------------
     @cached_property
@@ -159,7 +159,7 @@ class TicketLedger(TicketBooks):
         """Runs sorted by key (ties in carnet order), with the running maximum
         of their ends (`reach`) and the run that reaches it (`reacher`)."""
         r = self.runs
-        ks, ke, pos = r["ks"].to_numpy(), r["ke"].to_numpy(), r["pos"].to_numpy()
+        ks, ke, pos = r["ks"], r["ke"], r["pos"]
         idx = np.lexsort((pos, ks))
         ks, ke = ks[idx], ke[idx]
         if len(ks) == 0:
@@ -180,11 +180,11 @@ class TicketLedger(TicketBooks):
         return merge(b["ks"], b["ke"])
 
     @cached_property
-    def repeats(self) -> pd.DataFrame:
+    def repeats(self) -> Columns:
         """Stretches of numbers detached again: s, e (keys), `at` the run that
         repeats them, `other` the run that detached them first in carnet order.
         A number detached k times gives k − 1 stretches, each at a later run."""
-        empty = pd.DataFrame({c: np.array([], dtype=np.int64) for c in ("s", "e", "at", "other")})
+        empty = Columns({c: np.array([], dtype=np.int64) for c in ("s", "e", "at", "other")})
         b = self.by_number
         if len(b["ks"]) < 2:
             return empty
@@ -194,7 +194,7 @@ class TicketLedger(TicketBooks):
         if not sel.any():
             return empty
         run, ks, ke = b["idx"][sel], b["ks"][sel], b["ke"][sel]
-        pos = self.runs["pos"].to_numpy()[run]
+        pos = self.runs["pos"][run]
         # Elementary segments: between consecutive starts and ends, every number has the same runs.
         bounds = np.unique(np.r_[ks, ke + 1])
         lo, hi = np.searchsorted(bounds, ks), np.searchsorted(bounds, ke + 1)
@@ -216,26 +216,26 @@ class TicketLedger(TicketBooks):
         new = np.r_[True, (local[1:] != local[:-1]) | (owner[seg][1:] != owner[seg][:-1]) | (seg[1:] != seg[:-1] + 1)]
         first = np.flatnonzero(new)
         last = np.r_[first[1:] - 1, len(seg) - 1]
-        return pd.DataFrame({"s": bounds[seg[first]], "e": bounds[seg[last] + 1] - 1,
-                             "at": run[local[first]], "other": run[owner[seg[first]]]})
+        return Columns({"s": bounds[seg[first]], "e": bounds[seg[last] + 1] - 1,
+                        "at": run[local[first]], "other": run[owner[seg[first]]]})
 
     @cached_property
     def first_new(self) -> np.ndarray:
         """Per run, the key of its lowest number not detached before it in
         carnet order (past its end when the whole run repeats earlier tickets)."""
         r = self.runs
-        g = r["ks"].to_numpy().copy()
+        g = r["ks"].copy()
         d = self.repeats
         if len(d):
             # A run's lowest new number follows the repeated stretches that start at its first number.
-            o = np.lexsort((d["s"].to_numpy(), d["at"].to_numpy()))
-            at, rs, re = d["at"].to_numpy()[o], d["s"].to_numpy()[o], d["e"].to_numpy()[o]
+            o = np.lexsort((d["s"], d["at"]))
+            at, rs, re = d["at"][o], d["s"][o], d["e"][o]
             key_s, key_e = at * self.stride + rs % self.stride, at * self.stride + re % self.stride
             ms, me = merge(key_s, key_e)
             owner = ms // self.stride
             first = np.r_[True, owner[1:] != owner[:-1]]
             owner, ms, me = owner[first], ms[first] % self.stride, me[first] % self.stride
-            starts_run = ms == r["premier"].to_numpy()[owner]
+            starts_run = ms == r["premier"][owner]
             g[owner[starts_run]] += me[starts_run] - ms[starts_run] + 1
         return g
 
@@ -246,8 +246,8 @@ class TicketLedger(TicketBooks):
         out = np.zeros(len(s), dtype=bool)
         if not self.blind.any() or len(s) == 0:
             return out
-        r = self.rows[self.blind]
-        v, p, d = r["valeur_cents"].to_numpy(), r["premier"].to_numpy(), r["dernier"].to_numpy()
+        r = self.rows
+        v, p, d = r["valeur_cents"][self.blind], r["premier"][self.blind], r["dernier"][self.blind]
         numbers_known = (p != NA_INT) & (d != NA_INT)
         if ((v == NA_INT) & ~numbers_known).any():
             return ~out
