@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.derived.levy import levy_totals
 from auditor.fingerprint import assign as assign_fingerprints, seance_dates
-from auditor.frames import eq
 from auditor.i18n import format_day, label
 from auditor.limits import Limits
 from auditor.model import (AuditResult, BatchCarnet, Cents, Day, Finding, RuleStatus, Severity, Status,
@@ -166,7 +167,7 @@ def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr"
 def _count_coups(carnet: Carnet, kind: str) -> int:
     if "coups" not in carnet.tables:
         return 0
-    return int(eq(carnet.df("coups")["type"], kind).sum())
+    return int(np.count_nonzero(carnet.df("coups")["type"].to_numpy(dtype=object, na_value="") == kind))
 
 
 def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:
@@ -229,12 +230,19 @@ def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
     Workbook formula cells whose saved value was used are listed per column
     as cell ranges (`F2:F40`).
     """
-    data_rows = {name: set(t.df["_row"].tolist()) for name, t in carnet.tables.items()}
+    data_rows: dict[str, set] = {}     # filled only for the tables an EC00-01 finding names (rare)
+
+    def is_data_row(table: str, row: int) -> bool:
+        if table not in data_rows:
+            t = carnet.tables.get(table)
+            data_rows[table] = set(t.df["_row"].tolist()) if t is not None else set()
+        return row in data_rows[table]
+
     by_row: dict[tuple[str, int], set[str]] = {}
     for f in findings:
         if not f.table or f.row is None:
             continue
-        if f.code in REJECTING_CODES or (f.code == "EC00-01" and f.row in data_rows.get(f.table, ())):
+        if f.code in REJECTING_CODES or (f.code == "EC00-01" and is_data_row(f.table, f.row)):
             by_row.setdefault((f.table, f.row), set()).add(f.code)
     out: dict[str, dict] = {}
     for name in sorted(carnet.tables):

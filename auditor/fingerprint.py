@@ -61,8 +61,18 @@ def seance_dates(carnet) -> dict[int, str]:
     t = carnet.tables.get("seances")
     if t is None or "seance" not in t.df or "date" not in t.df:
         return {}
+    import numpy as np
     import pandas as pd
 
+    date = t.df["date"]
+    if date.dtype.kind == "M":
+        # Plain arrays: a séance's first dated row, its day as ISO text.
+        number = t.df["seance"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
+        days = date.to_numpy()
+        ok = np.flatnonzero((number != np.iinfo(np.int64).min) & ~np.isnat(days))
+        ids, first = np.unique(number[ok], return_index=True)
+        first = np.sort(first)
+        return dict(zip(number[ok][first].tolist(), np.datetime_as_string(days[ok][first], unit="D").tolist()))
     known = t.df[["seance", "date"]].dropna()
     out: dict[int, str] = {}
     for number, day in zip(known["seance"].tolist(), known["date"].tolist()):

@@ -3,6 +3,7 @@ profile: the rules compare it with what was recorded, the summary totals it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
@@ -70,15 +71,20 @@ def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
     was checked).
     """
     c = carnet.df("coups")
-    avant = c["prelevement_cents"].fillna(0).astype("Int64")
-    apres = c["prelevement_apres_cents"].fillna(0).astype("Int64")
-    recorded = avant + apres
-    s = simple_levy(carnet, profile)
+    avant = c["prelevement_cents"].to_numpy(dtype=np.int64, na_value=0)
+    apres = c["prelevement_apres_cents"].to_numpy(dtype=np.int64, na_value=0)
+    recorded = int(avant.sum() + apres.sum())
     expected_avant, expected_apres = avant.copy(), apres.copy()
-    expected_avant.loc[s.index] = s["hi"]
-    expected_apres.loc[s.index] = 0  # a simple coup owes nothing after the result
+    s = simple_levy(carnet, profile)
+    at = c.index.get_indexer(s.index)
+    # An expected levy left unknown counts for nothing (as <NA> in a sum), and so does its coup.
+    hi = s["hi"].to_numpy(dtype=np.int64, na_value=0)
+    expected_avant[at] = hi
+    expected_apres[at] = 0  # a simple coup owes nothing after the result
     ch = chouette_levy(carnet, profile)
+    at = c.index.get_indexer(ch.index)
     for phase, expected in (("avant", expected_avant), ("apres", expected_apres)):
-        known = ch[f"hi_{phase}"].notna()
-        expected.loc[ch.index[known]] = ch.loc[known, f"hi_{phase}"]
-    return int((expected_avant + expected_apres).sum()), int(recorded.sum())
+        hi = ch[f"hi_{phase}"]
+        known = hi.notna().to_numpy(bool)
+        expected[at[known]] = hi.to_numpy(dtype=np.int64, na_value=0)[known]
+    return int(expected_avant.sum() + expected_apres.sum()), recorded

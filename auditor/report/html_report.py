@@ -16,9 +16,11 @@ from auditor.money import format_cents
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """The jinja2 environment of the report templates (autoescaped, strict)."""
+    # The templates are package data, never edited during a run: no stat of every
+    # template file at each report to see whether it changed (auto_reload).
     env = Environment(loader=PackageLoader("auditor", "templates"),
                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False)
     register_filters(env)
     return env
 

@@ -17,6 +17,7 @@ import json
 import posixpath
 import re
 
+import numpy as np
 import pandas as pd
 
 from auditor import __version__
@@ -29,6 +30,7 @@ from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
 from auditor.report.cross_carnet import combined_verdict
 from auditor.report.reading_view import reading_section
+from auditor.tickets.arrays import NA_INT, column
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
@@ -420,21 +422,36 @@ def _seance_facts(result: AuditResult) -> tuple[dict[int, str], dict[int, int], 
     levy: dict[int, int] = {}
     if "seances" in carnet.tables:
         s = carnet.df("seances")
-        s = s[s["seance"].notna()]
-        for no, d in zip(s["seance"].tolist(), s["date"].tolist()):
-            if int(no) not in dates:
-                dates[int(no)] = "" if pd.isna(d) else d.date().isoformat()
+        number = column(carnet, "seances", "seance")
+        known = np.flatnonzero(number != NA_INT)
+        _, first = np.unique(number[known], return_index=True)
+        at = known[np.sort(first)]      # each séance's first row, in row order
+        if s["date"].dtype.kind == "M":
+            days = s["date"].to_numpy()[at]
+            text = np.where(np.isnat(days), "", np.datetime_as_string(days, unit="D"))
+            dates.update(zip(number[at].tolist(), text.tolist()))
+        else:
+            for no, d in zip(number[at].tolist(), s["date"].iloc[at].tolist()):
+                dates[no] = "" if pd.isna(d) else d.date().isoformat()
     if "coups" in carnet.tables:
-        c = carnet.df("coups")
-        c = c[c["seance"].notna()]
-        recorded = (c["prelevement_cents"].fillna(0) + c["prelevement_apres_cents"].fillna(0)).astype("int64")
-        g = pd.DataFrame({"seance": c["seance"].astype("int64"), "coup": c["coup"], "levy": recorded})
-        for no, part in g.groupby("seance", sort=True):
-            n_coups[int(no)] = len(part)
-            top = part["coup"].max()
-            top_coup[int(no)] = 0 if pd.isna(top) else int(top)
-            levy[int(no)] = int(part["levy"].sum())
+        number = column(carnet, "coups", "seance")
+        known = number != NA_INT
+        ids, inv, count = np.unique(number[known], return_inverse=True, return_counts=True)
+        recorded = (_zero_na(column(carnet, "coups", "prelevement_cents"))
+                    + _zero_na(column(carnet, "coups", "prelevement_apres_cents")))[known]
+        total = np.zeros(len(ids), dtype=np.int64)
+        np.add.at(total, inv, recorded)
+        top = np.full(len(ids), NA_INT, dtype=np.int64)
+        np.maximum.at(top, inv, column(carnet, "coups", "coup")[known])
+        ids = ids.tolist()
+        n_coups.update(zip(ids, count.tolist()))
+        top_coup.update(zip(ids, np.where(top == NA_INT, 0, top).tolist()))
+        levy.update(zip(ids, total.tolist()))
     return dates, n_coups, top_coup, levy
+
+
+def _zero_na(values: np.ndarray) -> np.ndarray:
+    return np.where(values == NA_INT, 0, values)
 
 
 def _period(dates: dict[int, str], cover: dict) -> str:
