@@ -70,3 +70,15 @@ def test_merge_grouped_like_a_loop_per_group():
         e = s + rng.integers(0, 12, n)
         got = list(zip(*(x.tolist() for x in merge_grouped(g, s, e))))
         assert got == _merge_grouped_reference(g, s, e)
+
+
+@pytest.mark.parametrize("sort_codes, sort_among", [(True, True), (True, False), (False, True), (False, False)])
+def test_ec00_absent_like_isin(sort_codes, sort_among):
+    from auditor.checks.ec00_format import _absent
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        codes, among = rng.integers(0, 30, int(rng.integers(0, 40))), rng.integers(0, 30, int(rng.integers(0, 20)))
+        codes = np.sort(codes) if sort_codes else codes
+        among = np.sort(among) if sort_among else among
+        assert _absent(codes, among).tolist() == (~np.isin(codes, among)).tolist()

@@ -10,7 +10,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.model import Violation
 from auditor.registry import check
-from auditor.tickets.arrays import NA_INT, column, could_be, pair_codes, value
+from auditor.tickets.arrays import NA_INT, column, could_be, find, pair_codes, value
 from auditor.checks._needs import COUP_KEYS
 
 
@@ -47,7 +47,19 @@ def _orphans(carnet: Carnet, child: str, parent: str, keys: list[str]) -> np.nda
         child_codes, parent_codes = c[0][c_ok], p[0][p_ok]
     else:
         child_codes, parent_codes = pair_codes((c[0][c_ok], c[1][c_ok]), (p[0][p_ok], p[1][p_ok]))
-    return np.flatnonzero(c_ok)[~np.isin(child_codes, parent_codes)]
+    return np.flatnonzero(c_ok)[_absent(child_codes, parent_codes)]
+
+
+def _absent(codes: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Mask of the codes not in `among`: a binary search in its distinct codes
+    (cheaper than isin's sort of both sides); children written in order, as
+    they nearly always are, are searched once per distinct code."""
+    if not np.all(among[1:] > among[:-1]):
+        among = np.unique(among)
+    if len(codes) and np.all(codes[1:] >= codes[:-1]):
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        return np.repeat(find(among, codes[starts]) < 0, np.diff(np.r_[starts, len(codes)]))
+    return find(among, codes) < 0
 
 
 @check("EC00-03", needs=(COUP_KEYS, "mises.seance,coup", "tickets.seance,coup", "seances.seance"))
