@@ -10,7 +10,42 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq
+
+
+NA = np.iinfo(np.int64).min      # a missing amount in a plain int64 array
+
+
+def _ints(s: pd.Series) -> np.ndarray:
+    return s.to_numpy(dtype=np.int64, na_value=NA)
+
+
+def _texts(s: pd.Series) -> np.ndarray:
+    return s.to_numpy(dtype=object, na_value="")
+
+
+def _unreadable(carnet: Carnet, table: str, field: str) -> np.ndarray:
+    """`carnet.unreadable_cells` as a bool array, without touching the frame
+    when no cell of that field is unreadable (the usual case)."""
+    source = carnet.tables[table].source_column(field)
+    if not any(code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"
+               for code, v in carnet.problems):
+        return np.zeros(len(carnet.df(table)), dtype=bool)
+    return carnet.unreadable_cells(table, field).to_numpy(bool)
+
+
+def _bounds(profile: Profile, *amounts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The levy's accepted bounds of each amount array (NA stays NA), in one
+    call of `Levy.bounds_series` for all of them (its fixed cost paid once)."""
+    values = np.concatenate(amounts)
+    x = pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA))
+    lo, hi = (_ints(b) for b in profile.levy.bounds_series(x))
+    cuts = np.cumsum([len(v) for v in amounts])[:-1]
+    return list(zip(np.split(lo, cuts), np.split(hi, cuts)))
+
+
+def _int64(values: np.ndarray, index: pd.Index) -> pd.Series:
+    """Plain int64 with NA as an Int64 column."""
+    return pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA), index=index)
 
 
 @per_carnet
@@ -23,13 +58,15 @@ def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     """
     c = carnet.df("coups")
     a = coup_amounts(carnet)
-    ok = eq(c["type"], "simple") & c["gagnant"].notna() & ~a["unverifiable"]
-    c, a = c[ok], a[ok]
-    win_a = eq(c["gagnant"], "a")
-    mass = pd.Series(a["levy_held_a"].where(win_a, a["levy_held_b"]), index=c.index, dtype="Int64")
-    lo, hi = profile.levy.bounds_series(mass)
-    out = c.assign(mass=mass, lo=lo, hi=hi)
-    return out[out["mass"].notna()]
+    ok = ((_texts(c["type"]) == "simple") & c["gagnant"].notna().to_numpy(bool)
+          & ~a["unverifiable"].to_numpy(bool))
+    win_a = _texts(c["gagnant"]) == "a"
+    mass = np.where(win_a, _ints(a["levy_held_a"]), _ints(a["levy_held_b"]))
+    at = np.flatnonzero(ok & (mass != NA))
+    mass = mass[at]
+    [(lo, hi)] = _bounds(profile, mass)
+    index = c.index[at]
+    return c.iloc[at].assign(mass=_int64(mass, index), lo=_int64(lo, index), hi=_int64(hi, index))
 
 
 @per_carnet
@@ -45,22 +82,27 @@ def chouette_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     """
     c = carnet.df("coups")
     a = coup_amounts(carnet)
-    ok = eq(c["type"], "chouette") & ~a["unverifiable"]
-    c, a = c[ok], a[ok]
-    levy = profile.levy
-    lo_out, hi_out = levy.bounds_series(a["levy_held_a"])
-    staked = eq(c["evenement"], "adjudication") | eq(c["evenement"], "remise")
-    lo_ch, hi_ch = levy.bounds_series(c["chouette_cents"].where(staked, 0))
+    at = np.flatnonzero((_texts(c["type"]) == "chouette") & ~a["unverifiable"].to_numpy(bool))
+    held_a = _ints(a["levy_held_a"])[at]
+    event = _texts(c["evenement"])[at]
+    staked = (event == "adjudication") | (event == "remise")
+    chouette = np.where(staked, _ints(c["chouette_cents"])[at], 0)
     # An unreadable evenement leaves open whether the chouette's own levy is due.
-    known_event = ~carnet.unreadable_cells("coups", "evenement").loc[c.index]
-    lo_avant = (lo_out + lo_ch).where(known_event)
-    hi_avant = (hi_out + hi_ch).where(known_event)
+    known_event = ~_unreadable(carnet, "coups", "evenement")[at]
     # The pontes cannot have won a negative sum on the chouette (that is EC64-04's business).
-    won = a["levy_sur_chouette"].clip(lower=0).where(eq(c["gagnant"], "b"), 0).where(c["gagnant"].notna())
-    lo_apres, hi_apres = levy.bounds_series(won)
-    return c.assign(held_a=a["levy_held_a"], sur_chouette=a["levy_sur_chouette"],
-                    lo_avant=lo_avant.astype("Int64"), hi_avant=hi_avant.astype("Int64"),
-                    lo_apres=lo_apres, hi_apres=hi_apres)
+    winner, decided = _texts(c["gagnant"])[at], c["gagnant"].notna().to_numpy(bool)[at]
+    sur = _ints(a["levy_sur_chouette"])[at]
+    won = np.where(~decided, NA, np.where(winner == "b", np.where(sur == NA, NA, np.maximum(sur, 0)), 0))
+    (lo_out, hi_out), (lo_ch, hi_ch), (lo_apres, hi_apres) = _bounds(profile, held_a, chouette, won)
+
+    def avant(out: np.ndarray, ch: np.ndarray) -> np.ndarray:
+        return np.where((out == NA) | (ch == NA) | ~known_event, NA, out + ch)
+
+    index = c.index[at]
+    return c.iloc[at].assign(held_a=a["levy_held_a"].iloc[at], sur_chouette=a["levy_sur_chouette"].iloc[at],
+                             lo_avant=_int64(avant(lo_out, lo_ch), index),
+                             hi_avant=_int64(avant(hi_out, hi_ch), index),
+                             lo_apres=_int64(lo_apres, index), hi_apres=_int64(hi_apres, index))
 
 
 def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
