@@ -272,9 +272,8 @@ def carnet_runs(carnet: Carnet) -> list[list[int]]:
     """The carnet's readable ticket runs as plain lists `[valeur_cents, premier,
     dernier, seance, coup, row]` (premier ≤ dernier): what a batch worker hands
     back for the cross-carnet check, small and picklable."""
-    t = carnet.tables.get("tickets")
-    if t is None:
+    if "tickets" not in carnet.tables:
         return []
-    df = t.df[["valeur_cents", "premier", "dernier", "seance", "coup", "_row"]].dropna()
-    df = df[df["dernier"] >= df["premier"]]
-    return [[int(v) for v in row] for row in df.itertuples(index=False)]
+    cols = [column(carnet, "tickets", k) for k in ("valeur_cents", "premier", "dernier", "seance", "coup", "_row")]
+    ok = np.logical_and.reduce([c != NA_INT for c in cols]) & (cols[2] >= cols[1])
+    return [list(row) for row in zip(*(c[ok].tolist() for c in cols))]
