@@ -22,6 +22,7 @@ import pandas as pd
 
 from auditor import __version__
 from auditor.catalogue import load_catalogue
+from auditor.derived.cache import per_carnet
 from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
 from auditor.model import Finding, Severity, Status
@@ -414,8 +415,13 @@ def _rules(result: AuditResult, lab: dict, lang: str) -> list[RuleRow]:
 # -- plain facts read from the carnet (no check is re-run) -----------------------
 
 def _seance_facts(result: AuditResult) -> tuple[dict[int, str], dict[int, int], dict[int, int], dict[int, int]]:
-    """Per séance: date (ISO), number of coup rows, highest coup number, recorded levy in cents."""
-    carnet = result.carnet
+    """Per séance: date (ISO), number of coup rows, highest coup number, recorded levy in cents
+    (read once per carnet: the report and the batch summary's period both ask; never changed by them)."""
+    return _carnet_facts(result.carnet)
+
+
+@per_carnet
+def _carnet_facts(carnet) -> tuple[dict[int, str], dict[int, int], dict[int, int], dict[int, int]]:
     dates: dict[int, str] = {}
     n_coups: dict[int, int] = {}
     top_coup: dict[int, int] = {}
