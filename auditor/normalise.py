@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 
 import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
-from auditor.frames import py, scatter
+from auditor.frames import py
 from auditor.model import Violation
-from auditor.money import arrow_strings, cents_from_text
+from auditor.money import arrow_strings, cast_digits, cents_from_text, plain_cents, string_array, string_buffers
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -42,9 +42,23 @@ _FR_PARTS = r"^(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})$"
 def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
     """A source column as trimmed Arrow text with null for every empty cell,
     and the empty mask: what every parser starts from."""
-    arr = pc.utf8_trim_whitespace(arrow_strings(s))
+    return _trimmed(arrow_strings(s))
+
+
+def _trimmed(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    arr = pc.utf8_trim_whitespace(arr)
     empty = pc.fill_null(pc.equal(arr, ""), True)
     return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
+
+
+def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Integers written as plain ASCII digits (1 to 15, no sign, no space):
+    values (0 elsewhere) and which cells they are, straight from the buffers."""
+    arr = string_array(arr)
+    offsets, _ = string_buffers(arr)
+    ok = pc.fill_null(pc.ascii_is_decimal(arr), False).to_numpy(zero_copy_only=False)
+    ok &= np.diff(offsets) <= 15
+    return cast_digits(arr, ok), ok
 
 
 def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -53,18 +67,18 @@ def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
 
     Plain ASCII digits are cast straight away; only the other cells (signs,
     junk) go through the regex."""
-    plain = pc.fill_null(pc.and_(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), 15)), False)
-    values = pc.cast(pc.if_else(plain, arr, None), pa.int64())
-    ok = plain
-    rest = pc.and_(pc.invert(plain), pc.is_valid(arr))
-    if pc.any(rest).as_py():
-        idx = pc.indices_nonzero(rest)
-        text = pc.take(arr, idx)
+    values, ok = plain_ints(arr)
+    rest = ~ok
+    if arr.null_count:
+        rest &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    if rest.any():
+        idx = np.flatnonzero(rest)
+        text = pc.take(arr, pa.array(idx))
         good = pc.fill_null(pc.match_substring_regex(text, _INT_FULL), False)
         text = pc.replace_substring_regex(pc.if_else(good, text, None), r"^\+", "")
-        values = scatter(values, idx, pc.cast(text, pa.int64()))
-        ok = scatter(ok, idx, good)
-    return values, ok
+        values[idx] = pc.fill_null(pc.cast(text, pa.int64()), 0).to_numpy()
+        ok[idx] = good.to_numpy(zero_copy_only=False)
+    return pa.array(values, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
 
 
 def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
@@ -165,13 +179,61 @@ def _table_problem(raw: RawCarnet, name: str) -> bool:
     return any(p.table == name for p in raw.problems)
 
 
+# The cells of a numeric column written the plain way, read from the Arrow
+# buffers (values, ok); every other cell goes through the full parser below.
+_PLAIN = {"int": plain_ints, "amount": plain_cents}
+_FULL = {"int": ints_from_text, "amount": cents_from_text}
+
+
+def _numbers(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
+             default: str | None) -> tuple[pd.arrays.IntegerArray, np.ndarray, np.ndarray]:
+    """A numeric source column → (Int64 values, bad mask, empty mask), as
+    trimming every cell, null for the empty ones, then the column parser
+    would give them: only the cells the plain reading leaves (empty, spaced,
+    signed, grouped, junk) are trimmed and parsed in full. Empty cells take
+    the default's value (unless a formula left them without one)."""
+    n = len(raw)
+    values, known = _PLAIN[kind](raw)
+    bad = np.zeros(n, dtype=bool)
+    empty = np.zeros(n, dtype=bool)
+    rest = ~known
+    if rest.any():
+        offsets, _ = string_buffers(raw)
+        blank = np.diff(offsets) == 0
+        if raw.null_count:
+            blank &= pc.is_valid(raw).to_numpy(zero_copy_only=False)
+        empty |= rest & blank
+        hard = rest & ~blank
+        if hard.any():
+            idx = np.flatnonzero(hard)
+            arr, hard_empty = _trimmed(pc.take(raw, pa.array(idx)))
+            empty[idx] = hard_empty
+            v, good = _FULL[kind](arr)
+            values[idx] = pc.fill_null(v, 0).to_numpy()
+            known[idx] = pc.is_valid(v).to_numpy(zero_copy_only=False)
+            bad[idx] = pc.and_(pc.is_valid(arr), pc.invert(good)).to_numpy(zero_copy_only=False)
+    if no_value is not None:
+        empty &= ~no_value
+    if default is not None and empty.any():
+        v, good = _FULL[kind](pa.array([default], type=pa.string()))
+        values[empty] = v[0].as_py() or 0
+        known[empty] = v[0].is_valid
+        bad[empty] = not good[0].as_py()
+    if no_value is not None:
+        known &= ~no_value
+    return pd.arrays.IntegerArray(values, ~known), bad, empty
+
+
 def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
-    df = rt.df
+    n = rt.num_rows
+    columns = set(rt.columns)
+    rows = rt.row_numbers()
+    index = pd.RangeIndex(n)
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
     sources: dict[str, str] = {}
     bad_cells: dict[tuple[str, int], str] = {}    # (field, position) → EC00-02 kind
-    filled_from: dict[str, tuple[str, pd.Series]] = {}
+    filled_from: dict[str, tuple[str, np.ndarray]] = {}
     # A formula whose result Excel did not save reads "" but is not empty:
     # never a default, never a value, an EC00-02 of its own.
     unsaved: dict[str, set[int]] = {}
@@ -183,37 +245,49 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         source = meta.get("source") or field
         kind, default = meta["kind"], meta.get("default")
         sources[field] = source
-        if source in df.columns:
+        if source in columns:
             present.add(field)
-            arr, empty = text_cells(df[source])
-            no_value = (df["_row"].isin(unsaved[source]).to_numpy() if source in unsaved
-                        else np.zeros(len(df), dtype=bool))
-            empty = empty & ~no_value
-            if default is not None and empty.any():
-                arr = pc.if_else(pa.array(empty), default, arr)
-            values, bad = PARSERS[kind](arr, df.index)
+            raw = rt.text(source)
+            no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
+            if kind in _PLAIN:
+                values, bad, empty = _numbers(kind, raw, no_value, default)
+            else:
+                arr, empty = _trimmed(raw)
+                if no_value is not None:
+                    empty = empty & ~no_value
+                if default is not None and empty.any():
+                    arr = pc.if_else(pa.array(empty), default, arr)
+                values, bad = PARSERS[kind](arr, index)
+                if no_value is not None:
+                    for pos in no_value.nonzero()[0]:
+                        values.iat[int(pos)] = pd.NA
             for pos in bad.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
-            for pos in no_value.nonzero()[0]:
-                bad_cells[(field, int(pos))] = "formula_no_value"
-                values.iat[int(pos)] = pd.NA
+            if no_value is not None:
+                for pos in no_value.nonzero()[0]:
+                    bad_cells[(field, int(pos))] = "formula_no_value"
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
-            empty = np.ones(len(df), dtype=bool)
-            cells = pa.nulls(len(df), pa.string()) if default is None else pa.repeat(pa.scalar(default), len(df))
-            values, _ = PARSERS[kind](cells, df.index)
+            empty = np.ones(n, dtype=bool)
+            if kind in _PLAIN:
+                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                values = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+                          if default is None else _numbers(kind, cells, None, None)[0])
+            else:
+                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                values, _ = PARSERS[kind](cells, index)
         if meta.get("default_from"):
             filled_from[field] = (meta["default_from"], empty)
-        typed[field] = values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
-    out = pd.DataFrame(typed, index=pd.RangeIndex(len(df)))
+        typed[field] = values if kind in _PLAIN else values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
+    out = pd.DataFrame(typed, index=index)
     for field, (other, empty) in filled_from.items():
         out[field] = out[field].where(~empty, out[other])
-    out["_row"] = df["_row"].to_numpy()
+    out["_row"] = np.array(rows, dtype=np.int64)
     _validate(schema, out, present, bad_cells)
-    problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells, rt.letters))
+    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
@@ -291,12 +365,13 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     return True
 
 
-def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict,
+def _cell_problems(name: str, out: pd.DataFrame, rt: RawTable, sources: dict, bad_cells: dict,
                    letters: dict[str, str] | None = None):
     """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
+    columns = set(rt.columns)
     for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         source = sources[field]
-        raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
+        raw = rt.cell(source, pos) if source in columns else ""
         where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
                  for k in ("seance", "coup", "rang")}
         row = int(out["_row"].iat[pos])
