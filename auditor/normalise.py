@@ -81,21 +81,22 @@ def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
     return pa.array(values, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
 
 
-def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    out = pd.Series(values.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get), index=index)
+def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    known = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    data = pc.fill_null(values, 0).to_numpy(zero_copy_only=False, writable=True)
     bad = pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False)
-    return out.astype("Int64"), bad
+    return pd.arrays.IntegerArray(data, ~known), bad
 
 
-def _as_int(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    return _int64(*ints_from_text(arr), arr, index)
+def _as_int(arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    return _int64(*ints_from_text(arr), arr)
 
 
-def _as_amount(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    return _int64(*cents_from_text(arr), arr, index)
+def _as_amount(arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    return _int64(*cents_from_text(arr), arr)
 
 
-def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+def _as_date(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """`2026-03-02` or `2/3/2026`: a real calendar day (31/02 is bad, not
     moved to March as strptime alone would), in Arrow kernels."""
     iso = pc.extract_regex(arr, _ISO_PARTS)
@@ -116,30 +117,32 @@ def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
     missing = pc.is_null(stamp).to_numpy(zero_copy_only=False)
     values[missing] = np.datetime64("NaT")
     bad = pc.is_valid(arr).to_numpy(zero_copy_only=False) & missing
-    return pd.Series(values, index=index), bad
+    return values, bad
 
 
-def _as_text(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=index)
-    return out.astype("string"), np.zeros(len(arr), dtype=bool)
+_STRING = pd.StringDtype()
 
 
-def _as_enum(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+def _as_text(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray]:
+    return _STRING.__from_arrow__(arr), np.zeros(len(arr), dtype=bool)
+
+
+def _as_enum(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray]:
     # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
     # then drop the combining marks; an all-ASCII column (the usual) skips both.
     arr = pc.utf8_lower(arr)
     if not pc.all(pc.fill_null(pc.string_is_ascii(arr), True)).as_py():
         arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"[^\x00-\x7f]", "")
         arr = pc.if_else(pc.equal(arr, ""), None, arr)
-    return _as_text(arr, index)
+    return _as_text(arr)
 
 
 def _from_series(parser):
     """The parser for a pandas text column (tests and callers outside normalise)."""
     def parse(s: pd.Series) -> tuple[pd.Series, pd.Series]:
         arr, _ = text_cells(s)
-        values, bad = parser(arr, s.index)
-        return values, pd.Series(bad, index=s.index, dtype=bool)
+        values, bad = parser(arr)
+        return pd.Series(values, index=s.index), pd.Series(bad, index=s.index, dtype=bool)
     return parse
 
 
@@ -257,10 +260,12 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
                     empty = empty & ~no_value
                 if default is not None and empty.any():
                     arr = pc.if_else(pa.array(empty), default, arr)
-                values, bad = PARSERS[kind](arr, index)
+                values, bad = PARSERS[kind](arr)
                 if no_value is not None:
+                    values = pd.Series(values)
                     for pos in no_value.nonzero()[0]:
                         values.iat[int(pos)] = pd.NA
+                    values = values.astype(EMPTY_DTYPES[kind]).array
             for pos in bad.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
             if no_value is not None:
@@ -278,10 +283,10 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
                           if default is None else _numbers(kind, cells, None, None)[0])
             else:
                 cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
-                values, _ = PARSERS[kind](cells, index)
+                values, _ = PARSERS[kind](cells)
         if meta.get("default_from"):
             filled_from[field] = (meta["default_from"], empty)
-        typed[field] = values if kind in _PLAIN else values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
+        typed[field] = values
     out = pd.DataFrame(typed, index=index)
     for field, (other, empty) in filled_from.items():
         out[field] = out[field].where(~empty, out[other])
