@@ -287,11 +287,11 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         if meta.get("default_from"):
             filled_from[field] = (meta["default_from"], empty)
         typed[field] = values
-    out = pd.DataFrame(typed, index=index)
     for field, (other, empty) in filled_from.items():
-        out[field] = out[field].where(~empty, out[other])
-    out["_row"] = np.array(rows, dtype=np.int64)
-    _validate(schema, out, present, bad_cells)
+        typed[field] = _filled(typed[field], empty, typed[other])
+    # The arrays are this table's own: the frame takes them as they are.
+    out = pd.DataFrame({**typed, "_row": np.array(rows, dtype=np.int64)}, index=index, copy=False)
+    _validate(schema, out, present, bad_cells, typed)
     problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
@@ -305,13 +305,23 @@ def _ambiguous(problems: list, table: str, column: str) -> bool:
                for code, v in problems)
 
 
-def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
+def _filled(values, empty: np.ndarray, other):
+    """`values` where the cell was not empty, `other`'s value where it was
+    (Series.where on the two columns, in numpy for two Int64 columns)."""
+    if isinstance(values, pd.arrays.IntegerArray) and isinstance(other, pd.arrays.IntegerArray):
+        return pd.arrays.IntegerArray(np.where(empty, other._data, values._data),
+                                      np.where(empty, other._mask, values._mask))
+    return pd.Series(values).where(~empty, pd.Series(other)).array
+
+
+def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None) -> None:
     """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
 
     The parsers already gave every column its declared dtype, so pandera runs
     on a copy of the schema without dtypes, and only when the table may fail:
-    a table that certainly passes (the usual case) is not handed to it."""
-    if _certainly_valid(schema, out):
+    a table that certainly passes (the usual case) is not handed to it.
+    `arrays`: the frame's columns as arrays, when the caller has them."""
+    if _columns_valid(schema, arrays) if arrays is not None else _certainly_valid(schema, out):
         return
     try:
         _checking_schema(schema).validate(out, lazy=True)
@@ -345,13 +355,21 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     """True when pandera would find nothing: every non-nullable column full,
     every check of the kinds the schemas use (isin, ge) passed. Any other
     check, or any doubt, leaves the call to pandera."""
+    return _columns_valid(schema, {name: out[name].array for name in schema.columns if name in out.columns})
+
+
+def _columns_valid(schema, columns: dict) -> bool:
+    """_certainly_valid on the columns as arrays (pandas extension arrays or
+    numpy), without building a Series per column."""
     if schema.checks or schema.unique:
         return False
     for name, column in schema.columns.items():
-        if name not in out.columns or column.unique or getattr(column, "regex", False):
+        values = columns.get(name)
+        if values is None or column.unique or getattr(column, "regex", False):
             return False
-        values = out[name]
-        na = values.isna().to_numpy()
+        if isinstance(values, np.ndarray):
+            values = pd.array(values, copy=False)
+        na = values.isna()
         if na.any() and not column.nullable:
             return False
         for check in column.checks:
