@@ -182,19 +182,76 @@ def _table_problem(raw: RawCarnet, name: str) -> bool:
     return any(p.table == name for p in raw.problems)
 
 
-# The cells of a numeric column written the plain way, read from the Arrow
-# buffers (values, ok); every other cell goes through the full parser below.
-_PLAIN = {"int": plain_ints, "amount": plain_cents}
-_FULL = {"int": ints_from_text, "amount": cents_from_text}
+def plain_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Days written exactly `DD/MM/YYYY` or `YYYY-MM-DD` (ASCII digits, no
+    space) that are real calendar days of year 1 or later, as int64
+    microseconds since the epoch (0 elsewhere), and which cells they are."""
+    arr = string_array(arr)
+    n = len(arr)
+    values, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    offsets, data = string_buffers(arr)
+    ten = np.diff(offsets) == 10
+    if arr.null_count:
+        ten &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(ten)
+    if not len(where):
+        return values, ok
+    b = data[offsets[where][:, None] + np.arange(10)].astype(np.int64)
+    digit = (b >= 48) & (b <= 57)
+    b -= 48
+    fr = (b[:, 2] == -1) & (b[:, 5] == -1) & digit[:, [0, 1, 3, 4, 6, 7, 8, 9]].all(axis=1)   # `/` is 47
+    iso = (b[:, 4] == -3) & (b[:, 7] == -3) & digit[:, [0, 1, 2, 3, 5, 6, 8, 9]].all(axis=1)  # `-` is 45
+
+    def number(*cols):
+        out = np.zeros(len(b), dtype=np.int64)
+        for c in cols:
+            out = out * 10 + b[:, c]
+        return out
+    d = np.where(fr, number(0, 1), number(8, 9))
+    m = np.where(fr, number(3, 4), number(5, 6))
+    y = np.where(fr, number(6, 7, 8, 9), number(0, 1, 2, 3))
+    good = (fr | iso) & (y >= 1) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
+    month = np.where(good, (y - 1970) * 12 + m - 1, 0).astype("datetime64[M]")
+    day = month.astype("datetime64[D]") + np.where(good, d - 1, 0).astype("timedelta64[D]")
+    good &= day.astype("datetime64[M]") == month   # 31/04 is no day, not 1 May
+    values[where[good]] = day[good].astype("datetime64[us]").astype(np.int64)
+    ok[where[good]] = True
+    return values, ok
 
 
-def _numbers(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
-             default: str | None) -> tuple[pd.arrays.IntegerArray, np.ndarray, np.ndarray]:
-    """A numeric source column → (Int64 values, bad mask, empty mask), as
+def _full_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _full_of(*ints_from_text(arr), arr)
+
+
+def _full_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _full_of(*cents_from_text(arr), arr)
+
+
+def _full_of(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (pc.fill_null(values, 0).to_numpy(), pc.is_valid(values).to_numpy(zero_copy_only=False),
+            pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False))
+
+
+def _full_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, bad = _as_date(arr)
+    known = ~np.isnat(values)
+    return np.where(known, values.view(np.int64), 0), known, bad
+
+
+# The cells written the plain way, read from the Arrow buffers (values as
+# int64, ok); every other cell goes through the full parser (values, known, bad).
+_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": plain_dates}
+_FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
+
+
+def _parsed(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
+            default: str | None) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
+    """A numeric or date source column → (values, bad mask, empty mask), as
     trimming every cell, null for the empty ones, then the column parser
     would give them: only the cells the plain reading leaves (empty, spaced,
     signed, grouped, junk) are trimmed and parsed in full. Empty cells take
-    the default's value (unless a formula left them without one)."""
+    the default's value (unless a formula left them without one). Values:
+    Int64, or datetime64[us] with NaT for dates."""
     n = len(raw)
     values, known = _PLAIN[kind](raw)
     bad = np.zeros(n, dtype=bool)
@@ -211,19 +268,18 @@ def _numbers(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
             idx = np.flatnonzero(hard)
             arr, hard_empty = _trimmed(pc.take(raw, pa.array(idx)))
             empty[idx] = hard_empty
-            v, good = _FULL[kind](arr)
-            values[idx] = pc.fill_null(v, 0).to_numpy()
-            known[idx] = pc.is_valid(v).to_numpy(zero_copy_only=False)
-            bad[idx] = pc.and_(pc.is_valid(arr), pc.invert(good)).to_numpy(zero_copy_only=False)
+            values[idx], known[idx], bad[idx] = _FULL[kind](arr)
     if no_value is not None:
         empty &= ~no_value
     if default is not None and empty.any():
-        v, good = _FULL[kind](pa.array([default], type=pa.string()))
-        values[empty] = v[0].as_py() or 0
-        known[empty] = v[0].is_valid
-        bad[empty] = not good[0].as_py()
+        v, k, b = _FULL[kind](pa.array([default], type=pa.string()))
+        values[empty], known[empty], bad[empty] = v[0], k[0], b[0]
     if no_value is not None:
         known &= ~no_value
+    if kind == "date":
+        values = values.view("datetime64[us]")
+        values[~known] = np.datetime64("NaT")
+        return values, bad, empty
     return pd.arrays.IntegerArray(values, ~known), bad, empty
 
 
@@ -253,7 +309,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
             raw = rt.text(source)
             no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
             if kind in _PLAIN:
-                values, bad, empty = _numbers(kind, raw, no_value, default)
+                values, bad, empty = _parsed(kind, raw, no_value, default)
             else:
                 arr, empty = _trimmed(raw)
                 if no_value is not None:
@@ -277,10 +333,10 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
             empty = np.ones(n, dtype=bool)
-            if kind in _PLAIN:
+            if kind in ("int", "amount"):
                 cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
                 values = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
-                          if default is None else _numbers(kind, cells, None, None)[0])
+                          if default is None else _parsed(kind, cells, None, None)[0])
             else:
                 cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
                 values, _ = PARSERS[kind](cells)
