@@ -244,29 +244,45 @@ _PLAIN = {"int": plain_ints, "amount": plain_cents, "date": plain_dates}
 _FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
 
 
-def _parsed(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
+def _joined(parts) -> tuple[np.ndarray, np.ndarray]:
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([v for v, _ in parts]), np.concatenate([k for _, k in parts])
+
+
+def _blank(arr: pa.StringArray) -> np.ndarray:
+    """Cells of no character at all (not null)."""
+    offsets, _ = string_buffers(arr)
+    blank = np.diff(offsets) == 0
+    if arr.null_count:
+        blank &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    return blank
+
+
+def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.ndarray | None,
             default: str | None) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
     """A numeric or date source column → (values, bad mask, empty mask), as
     trimming every cell, null for the empty ones, then the column parser
     would give them: only the cells the plain reading leaves (empty, spaced,
     signed, grouped, junk) are trimmed and parsed in full. Empty cells take
     the default's value (unless a formula left them without one). Values:
-    Int64, or datetime64[us] with NaT for dates."""
-    n = len(raw)
-    values, known = _PLAIN[kind](raw)
+    Int64, or datetime64[us] with NaT for dates. `raw`: one array, or the
+    chunks of one column."""
+    chunks = raw if isinstance(raw, list) else [raw]
+    n = sum(len(c) for c in chunks)
+    values, known = _joined(_PLAIN[kind](c) for c in chunks)
     bad = np.zeros(n, dtype=bool)
     empty = np.zeros(n, dtype=bool)
     rest = ~known
     if rest.any():
-        offsets, _ = string_buffers(raw)
-        blank = np.diff(offsets) == 0
-        if raw.null_count:
-            blank &= pc.is_valid(raw).to_numpy(zero_copy_only=False)
+        blank = np.concatenate([_blank(c) for c in chunks]) if len(chunks) > 1 else _blank(chunks[0])
         empty |= rest & blank
         hard = rest & ~blank
         if hard.any():
             idx = np.flatnonzero(hard)
-            arr, hard_empty = _trimmed(pc.take(raw, pa.array(idx)))
+            cells = pc.take(chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, pa.string()), pa.array(idx))
+            arr, hard_empty = _trimmed(string_array(cells))
             empty[idx] = hard_empty
             values[idx], known[idx], bad[idx] = _FULL[kind](arr)
     if no_value is not None:
@@ -306,7 +322,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         sources[field] = source
         if source in columns:
             present.add(field)
-            raw = rt.text(source)
+            raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
             no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
             if kind in _PLAIN:
                 values, bad, empty = _parsed(kind, raw, no_value, default)

@@ -92,7 +92,6 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
     a file past `limits.max_file_bytes` is refused (EC00-01) without being read.
     """
     files: dict[str, Path] = {}
-    digests: list[tuple[str, bytes]] = []
     carnet = RawCarnet(path=str(folder), format="csv", sha256="")
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
@@ -100,11 +99,11 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
         carnet.unreadable = True
         carnet.problems.append(ReadProblem("EC00-01", "unreadable", params={"reason": exc.strerror or str(exc)}))
         return carnet
-    for p in entries:
-        if p.is_file() and p.suffix.lower() == ".csv":
-            files.setdefault(canonical_name(p.stem), p)
-            digests.append((p.name, file_digest(p) or hashlib.sha256().digest()))  # the read below reports it
-    carnet.sha256 = sha256_of_digests(digests)
+    found = [p for p in entries if p.is_file() and p.suffix.lower() == ".csv"]
+    for p in found:
+        files.setdefault(canonical_name(p.stem), p)
+    # A file read whole below is hashed from those bytes, not read a second time.
+    read_digests: dict[Path, bytes] = {}
     for table, p in sorted(files.items()):
         if tables is not None and table not in tables:
             continue
@@ -124,6 +123,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
                 "file": p.name, "size": size_text(len(data)), "limit": size_text(limits.max_file_bytes)}))
             continue
+        read_digests[p] = hashlib.sha256(data).digest()
         try:
             text, encoding = decode(data)
         except DecodeError as exc:
@@ -138,6 +138,9 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             raw.sheet = p.name
             carnet.tables[table] = raw
         carnet.problems.extend(problems)
+    # Unreadable: the empty digest (the read above reported it).
+    digests = [(p.name, read_digests.get(p) or file_digest(p) or hashlib.sha256().digest()) for p in found]
+    carnet.sha256 = sha256_of_digests(digests)
     return carnet
 
 
@@ -210,8 +213,8 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     if len(tail) < len(text):
         tail = tail.split("\n", 1)[-1] if "\n" in tail else ""
     try:
-        records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim)
-                   if any(v.strip() for v in r)]
+        # "".join(r).strip(): some cell holds more than white space (any(v.strip() …), in one call).
+        records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim) if "".join(r).strip()]
     except csv.Error:
         return
     rows = raw.row_numbers()

@@ -125,6 +125,16 @@ class RawTable:
             return string_array(self.data.column(column))
         return string_array(arrow_strings(self.data[column]))
 
+    def text_chunks(self, column: str) -> list[pa.StringArray]:
+        """A source column as the Arrow string arrays it is held in (a large
+        file is read in blocks: its chunks are parsed one by one, not copied
+        into one array first)."""
+        if isinstance(self.data, pa.Table):
+            chunks = self.data.column(column).chunks
+            if chunks and all(c.type == pa.string() for c in chunks):
+                return chunks
+        return [self.text(column)]
+
     def cell(self, column: str, pos: int) -> str:
         """The text of the cell of `column` at position `pos`, as written."""
         if isinstance(self.data, pa.Table):
