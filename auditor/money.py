@@ -97,18 +97,32 @@ def plain_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     sep = (mark == 44) | (mark == 46)   # `,` or `.`
     decimal[decimal] = sep
     at = at[sep]
-    digits = arr.buffers()[2]
+    digits, buffer = data, arr.buffers()[2]
     if len(at):
-        copy = data.copy()
-        copy[at] = 48
-        digits = pa.py_buffer(copy)
-    text = pa.StringArray.from_buffers(n, arr.buffers()[1], digits, offset=arr.offset)
-    ok = pc.ascii_is_decimal(text).to_numpy(zero_copy_only=False)
-    ok &= decimal | ((lengths >= 1) & (lengths <= _MAX_INT_DIGITS))
-    if arr.null_count:
-        ok &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
-    v = cast_digits(text, ok)
+        digits = data.copy()
+        digits[at] = 48
+        buffer = pa.py_buffer(digits)
+    text = pa.StringArray.from_buffers(n, arr.buffers()[1], buffer, offset=arr.offset)
+    shape = decimal | ((lengths >= 1) & (lengths <= _MAX_INT_DIGITS))
+    v, ok = digits_where(text, offsets, digits, shape, arr.null_count)
+    if decimal.all():
+        return v - 900 * (v // 1000), ok
     return np.where(decimal, v - 900 * (v // 1000), v * 100), ok
+
+
+def digits_where(text: pa.StringArray, offsets: np.ndarray, data: np.ndarray, shape: np.ndarray,
+                 nulls: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 value, ok) of each cell of `text` (offsets and data bytes given)
+    that is plain ASCII digits of a length `shape` allows (at most 15), 0 and
+    False elsewhere. The usual column, every byte a digit, is cast at once."""
+    if not nulls and shape.all() and offsets[-1] > offsets[0]:
+        cells = data[offsets[0]:offsets[-1]]
+        if cells.min() >= 48 and cells.max() <= 57:
+            return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False, writable=True), np.ones(len(text), bool)
+    ok = pc.fill_null(pc.ascii_is_decimal(text), False).to_numpy(zero_copy_only=False) & shape
+    if nulls:
+        ok &= pc.is_valid(text).to_numpy(zero_copy_only=False)
+    return cast_digits(text, ok), ok
 
 
 def cast_digits(text: pa.Array, ok: np.ndarray) -> np.ndarray:

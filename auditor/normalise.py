@@ -21,7 +21,7 @@ import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
 from auditor.frames import py
 from auditor.model import Violation
-from auditor.money import arrow_strings, cast_digits, cents_from_text, plain_cents, string_array, string_buffers
+from auditor.money import arrow_strings, cents_from_text, digits_where, plain_cents, string_array, string_buffers
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -46,6 +46,14 @@ def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
 
 
 def _trimmed(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    if isinstance(arr, pa.StringArray) and not arr.null_count and len(arr):
+        # Nothing to trim, nothing empty: every cell starts and ends with a
+        # printable ASCII character other than the space (never white space).
+        offsets, data = string_buffers(arr)
+        if np.diff(offsets).min() > 0:
+            ends = np.concatenate([data[offsets[:-1]], data[offsets[1:] - 1]])
+            if ends.min() >= 0x21 and ends.max() <= 0x7E:
+                return arr, np.zeros(len(arr), dtype=bool)
     arr = pc.utf8_trim_whitespace(arr)
     empty = pc.fill_null(pc.equal(arr, ""), True)
     return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
@@ -55,10 +63,9 @@ def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Integers written as plain ASCII digits (1 to 15, no sign, no space):
     values (0 elsewhere) and which cells they are, straight from the buffers."""
     arr = string_array(arr)
-    offsets, _ = string_buffers(arr)
-    ok = pc.fill_null(pc.ascii_is_decimal(arr), False).to_numpy(zero_copy_only=False)
-    ok &= np.diff(offsets) <= 15
-    return cast_digits(arr, ok), ok
+    offsets, data = string_buffers(arr)
+    lengths = np.diff(offsets)
+    return digits_where(arr, offsets, data, (lengths >= 1) & (lengths <= 15), arr.null_count)
 
 
 def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -129,7 +136,13 @@ def _as_text(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarra
 
 def _as_enum(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray]:
     # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
-    # then drop the combining marks; an all-ASCII column (the usual) skips both.
+    # then drop the combining marks; an all-ASCII column (the usual) skips both,
+    # and one already in lower case (bytes all ASCII, none A-Z) is as it is.
+    if isinstance(arr, pa.StringArray):
+        offsets, data = string_buffers(arr)
+        cells = data[offsets[0]:offsets[-1]]
+        if not cells.size or (cells.max() < 128 and not ((cells >= 65) & (cells <= 90)).any()):
+            return _as_text(arr)
     arr = pc.utf8_lower(arr)
     if not pc.all(pc.fill_null(pc.string_is_ascii(arr), True)).as_py():
         arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"[^\x00-\x7f]", "")
@@ -447,8 +460,13 @@ def _columns_valid(schema, columns: dict) -> bool:
         for check in column.checks:
             if not check.ignore_na:
                 return False
-            present = values[~na] if na.any() else values
             stats = check.statistics
+            if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
+                ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
+                if not ok:
+                    return False
+                continue
+            present = values[~na] if na.any() else values
             if check.name == "isin":
                 ok = present.isin(stats["allowed_values"]).all()
             elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
@@ -457,6 +475,43 @@ def _columns_valid(schema, columns: dict) -> bool:
                 return False
             if not ok:
                 return False
+    return True
+
+
+def _all_in(chunks: pa.ChunkedArray, allowed) -> bool:
+    """Every non-null cell is one of `allowed` (strings): `isin(allowed).all()`
+    on the non-null cells, compared byte for byte from the Arrow buffers, the
+    cells of each allowed length at once."""
+    wanted: dict[int, list[np.ndarray]] = {}
+    for value in allowed:
+        if not isinstance(value, str):
+            return bool(pc.all(pc.fill_null(pc.is_in(chunks, pa.array(list(allowed))), True)).as_py())
+        code = np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
+        wanted.setdefault(len(code), []).append(code)
+    for arr in chunks.chunks:
+        if not len(arr):
+            continue
+        wide = pa.types.is_large_string(arr.type)
+        if not (wide or pa.types.is_string(arr.type)):
+            return bool(pc.all(pc.fill_null(pc.is_in(arr, pa.array(list(allowed))), True)).as_py())
+        _, offsets, data = arr.buffers()
+        offsets = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32, count=len(arr) + 1,
+                                offset=arr.offset * (8 if wide else 4))
+        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+        lengths = np.diff(offsets)
+        valid = pc.is_valid(arr).to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
+        todo = valid.copy()
+        for size, codes in wanted.items():
+            at = np.flatnonzero(valid & (lengths == size))
+            if not len(at):
+                continue
+            cells = data[offsets[at][:, None] + np.arange(size)] if size else np.zeros((len(at), 0), np.uint8)
+            found = np.zeros(len(at), dtype=bool)
+            for code in codes:
+                found |= (cells == code).all(axis=1)
+            todo[at[found]] = False
+        if todo.any():
+            return False
     return True
 
 

@@ -174,3 +174,29 @@ def test_lines_are_those_of_stringio(text):
 @given(st.text(alphabet="a\n\r", max_size=40), st.integers(1, 6))
 def test_first_pieces_are_those_of_split(text, count):
     assert list(_first_pieces(text, "\n", count)) == text.split("\n", count)[:count]
+
+
+_TEXT_CELL = st.one_of(
+    st.sampled_from(["a", "b", "A", " a", "a ", "\u00a0b", "Après", "APRES", "apres", "e\u0301", "x y", "", " ", "\t",
+                     "simple", "Chouette", "ÉTÉ", "ß", "İ", "\u3000a", "a\u2003"]),
+    st.text(alphabet="abAB \u00a0é\u0301\t-", max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_TEXT_CELL, st.none()), min_size=1, max_size=30))
+def test_text_and_enum_columns_read_as_before(cells):
+    raw = pa.array(cells, type=pa.string())
+    old = pc.utf8_trim_whitespace(raw)
+    empty = pc.fill_null(pc.equal(old, ""), True)
+    old = pc.if_else(empty, None, old)
+    arr, new_empty = _trimmed(raw)
+    assert (new_empty == empty.to_numpy(zero_copy_only=False)).all()
+    assert arr.equals(old)
+    lowered = pc.utf8_lower(old)
+    if not pc.all(pc.fill_null(pc.string_is_ascii(lowered), True)).as_py():
+        lowered = pc.replace_substring_regex(pc.utf8_normalize(lowered, "NFKD"), r"[^\x00-\x7f]", "")
+        lowered = pc.if_else(pc.equal(lowered, ""), None, lowered)
+    want = pd.Series(pd.StringDtype().__from_arrow__(lowered))
+    for got in (PARSERS["enum"](arr)[0], PARSERS["enum"](old)[0]):
+        assert pd.Series(got).equals(want) and pd.Series(got).dtype == want.dtype
