@@ -394,8 +394,8 @@ def _filled(values, empty: np.ndarray, other):
     """`values` where the cell was not empty, `other`'s value where it was
     (Series.where on the two columns, in numpy for two Int64 columns)."""
     if isinstance(values, pd.arrays.IntegerArray) and isinstance(other, pd.arrays.IntegerArray):
-        return pd.arrays.IntegerArray(np.where(empty, other._data, values._data),
-                                      np.where(empty, other._mask, values._mask))
+        data = np.where(empty, other.to_numpy(dtype=np.int64, na_value=0), values.to_numpy(dtype=np.int64, na_value=0))
+        return pd.arrays.IntegerArray(data, np.where(empty, other.isna(), values.isna()))
     return pd.Series(values).where(~empty, pd.Series(other)).array
 
 

@@ -95,6 +95,7 @@ class RawTable:
 
     @df.setter
     def df(self, frame: pd.DataFrame) -> None:
+        """Replace the table by a pandas text frame."""
         self.data = frame
 
     @property
