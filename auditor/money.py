@@ -15,7 +15,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from auditor.frames import scatter
 
 # Thousands separators allowed by the format: space, no-break space, and the
 # narrow no-break space (202F) that French locales print.
@@ -57,6 +56,86 @@ def arrow_strings(series: pd.Series) -> pa.Array:
     return arr.cast(pa.string())
 
 
+def string_array(arr) -> pa.StringArray:
+    """One Arrow `string` array (chunks combined, large strings narrowed)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    return arr if arr.type == pa.string() else arr.cast(pa.string())
+
+
+def string_buffers(arr: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (n + 1, into the data buffer) and the data bytes of an
+    Arrow `string` array, as read-only numpy views (no copy)."""
+    _, offsets, data = arr.buffers()
+    if offsets is None:   # an empty array may have no buffers
+        return np.zeros(len(arr) + 1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(offsets, dtype=np.int32, count=len(arr) + 1, offset=arr.offset * 4)
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    return offsets, data
+
+
+def plain_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Cents of the cells written exactly `D,DD`, `D.DD` or `D` (ASCII digits,
+    1 to 12 of them before the separator, no space), in one pass over the
+    Arrow buffers; 0 and False for every other cell (null, empty, spaced,
+    signed, grouped…), which the full grammar reads.
+
+    The separator is overwritten with a `0` in a copy of the bytes, so one
+    cast reads `12,34` as 12034 = head·1000 + tail: cents = v − 900·(v // 1000)."""
+    arr = string_array(arr)
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    offsets, data = string_buffers(arr)
+    if data.size == 0:   # every cell empty
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    lengths = np.diff(offsets)
+    ends = offsets[1:]
+    decimal = (lengths >= 4) & (lengths <= _MAX_INT_DIGITS + 3)
+    at = ends[decimal] - 3
+    mark = data[at]
+    sep = (mark == 44) | (mark == 46)   # `,` or `.`
+    decimal[decimal] = sep
+    at = at[sep]
+    digits, buffer = data, arr.buffers()[2]
+    if len(at):
+        digits = data.copy()
+        digits[at] = 48
+        buffer = pa.py_buffer(digits)
+    text = pa.StringArray.from_buffers(n, arr.buffers()[1], buffer, offset=arr.offset)
+    shape = decimal | ((lengths >= 1) & (lengths <= _MAX_INT_DIGITS))
+    v, ok = digits_where(text, offsets, digits, shape, arr.null_count)
+    if decimal.all():
+        return v - 900 * (v // 1000), ok
+    return np.where(decimal, v - 900 * (v // 1000), v * 100), ok
+
+
+def digits_where(text: pa.StringArray, offsets: np.ndarray, data: np.ndarray, shape: np.ndarray,
+                 nulls: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 value, ok) of each cell of `text` (offsets and data bytes given)
+    that is plain ASCII digits of a length `shape` allows (at most 15), 0 and
+    False elsewhere. The usual column, every byte a digit, is cast at once."""
+    if not nulls and shape.all() and offsets[-1] > offsets[0]:
+        cells = data[offsets[0]:offsets[-1]]
+        if cells.min() >= 48 and cells.max() <= 57:
+            return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False, writable=True), np.ones(len(text), bool)
+    ok = pc.fill_null(pc.ascii_is_decimal(text), False).to_numpy(zero_copy_only=False) & shape
+    if nulls:
+        ok &= pc.is_valid(text).to_numpy(zero_copy_only=False)
+    return cast_digits(text, ok), ok
+
+
+def cast_digits(text: pa.Array, ok: np.ndarray) -> np.ndarray:
+    """int64 of the cells where `ok` (each plain ASCII digits, at most 15), 0 elsewhere."""
+    if ok.all():
+        return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False, writable=True)
+    v = np.zeros(len(text), dtype=np.int64)
+    where = np.flatnonzero(ok)
+    if len(where):
+        v[where] = pc.cast(text.take(pa.array(where)), pa.int64()).to_numpy()
+    return v
+
+
 def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Vectorised parse_cents over a text column (Arrow kernels, no Python loop).
 
@@ -76,34 +155,20 @@ def cents_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
     the cell is an amount (False where null).
 
     Most cells are written the plain way (`12,50`, `12.50`, `12`): those are
-    recognised and cast without a regex; only the others go through the full
-    grammar (a superset, so a clean column never pays for the regex).
+    read from the Arrow buffers without a regex (plain_cents); only the
+    others go through the full grammar (a superset, so a clean column never
+    pays for the regex).
     """
-    cents, ok = _plain_cents(arr)
-    rest = pc.and_(pc.invert(ok), pc.is_valid(arr))
-    if pc.any(rest).as_py():
-        idx = pc.indices_nonzero(rest)
-        slow, slow_ok = _grammar_cents(pc.take(arr, idx))
-        cents = scatter(cents, idx, slow)
-        ok = scatter(ok, idx, slow_ok)
-    return cents, ok
-
-
-def _plain_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Cents of the cells written `D,DD`, `D.DD` or `D` (ASCII digits, at most
-    12 of them before the separator); null and False elsewhere."""
-    head = pc.utf8_slice_codeunits(arr, 0, -3)
-    tail = pc.utf8_slice_codeunits(arr, -2)
-    sep = pc.utf8_slice_codeunits(arr, -3, -2)
-    decimal = pc.and_(pc.and_(pc.ascii_is_decimal(head), pc.ascii_is_decimal(tail)),
-                      pc.and_(pc.is_in(sep, pa.array([",", "."])),
-                              pc.less_equal(pc.utf8_length(head), _MAX_INT_DIGITS)))
-    whole = pc.and_(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), _MAX_INT_DIGITS))
-    decimal, whole = pc.fill_null(decimal, False), pc.fill_null(whole, False)
-    from_decimal = pc.add(pc.multiply(pc.cast(pc.if_else(decimal, head, None), pa.int64()), 100),
-                          pc.cast(pc.if_else(decimal, tail, None), pa.int64()))
-    from_whole = pc.multiply(pc.cast(pc.if_else(whole, arr, None), pa.int64()), 100)
-    return pc.if_else(decimal, from_decimal, from_whole), pc.or_(decimal, whole)
+    cents, ok = plain_cents(arr)
+    rest = ~ok
+    if arr.null_count:
+        rest &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    if rest.any():
+        idx = np.flatnonzero(rest)
+        slow, slow_ok = _grammar_cents(pc.take(arr, pa.array(idx)))
+        cents[idx] = pc.fill_null(slow, 0).to_numpy()
+        ok[idx] = slow_ok.to_numpy(zero_copy_only=False)
+    return pa.array(cents, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
 
 
 def _grammar_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:

@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 
 import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
-from auditor.frames import py, scatter
+from auditor.frames import py
 from auditor.model import Violation
-from auditor.money import arrow_strings, cents_from_text
+from auditor.money import arrow_strings, cents_from_text, digits_where, plain_cents, string_array, string_buffers
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -42,9 +42,30 @@ _FR_PARTS = r"^(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})$"
 def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
     """A source column as trimmed Arrow text with null for every empty cell,
     and the empty mask: what every parser starts from."""
-    arr = pc.utf8_trim_whitespace(arrow_strings(s))
+    return _trimmed(arrow_strings(s))
+
+
+def _trimmed(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    if isinstance(arr, pa.StringArray) and not arr.null_count and len(arr):
+        # Nothing to trim, nothing empty: every cell starts and ends with a
+        # printable ASCII character other than the space (never white space).
+        offsets, data = string_buffers(arr)
+        if np.diff(offsets).min() > 0:
+            ends = np.concatenate([data[offsets[:-1]], data[offsets[1:] - 1]])
+            if ends.min() >= 0x21 and ends.max() <= 0x7E:
+                return arr, np.zeros(len(arr), dtype=bool)
+    arr = pc.utf8_trim_whitespace(arr)
     empty = pc.fill_null(pc.equal(arr, ""), True)
     return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
+
+
+def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Integers written as plain ASCII digits (1 to 15, no sign, no space):
+    values (0 elsewhere) and which cells they are, straight from the buffers."""
+    arr = string_array(arr)
+    offsets, data = string_buffers(arr)
+    lengths = np.diff(offsets)
+    return digits_where(arr, offsets, data, (lengths >= 1) & (lengths <= 15), arr.null_count)
 
 
 def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -53,35 +74,36 @@ def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
 
     Plain ASCII digits are cast straight away; only the other cells (signs,
     junk) go through the regex."""
-    plain = pc.fill_null(pc.and_(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), 15)), False)
-    values = pc.cast(pc.if_else(plain, arr, None), pa.int64())
-    ok = plain
-    rest = pc.and_(pc.invert(plain), pc.is_valid(arr))
-    if pc.any(rest).as_py():
-        idx = pc.indices_nonzero(rest)
-        text = pc.take(arr, idx)
+    values, ok = plain_ints(arr)
+    rest = ~ok
+    if arr.null_count:
+        rest &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    if rest.any():
+        idx = np.flatnonzero(rest)
+        text = pc.take(arr, pa.array(idx))
         good = pc.fill_null(pc.match_substring_regex(text, _INT_FULL), False)
         text = pc.replace_substring_regex(pc.if_else(good, text, None), r"^\+", "")
-        values = scatter(values, idx, pc.cast(text, pa.int64()))
-        ok = scatter(ok, idx, good)
-    return values, ok
+        values[idx] = pc.fill_null(pc.cast(text, pa.int64()), 0).to_numpy()
+        ok[idx] = good.to_numpy(zero_copy_only=False)
+    return pa.array(values, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
 
 
-def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    out = pd.Series(values.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get), index=index)
+def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    known = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    data = pc.fill_null(values, 0).to_numpy(zero_copy_only=False, writable=True)
     bad = pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False)
-    return out.astype("Int64"), bad
+    return pd.arrays.IntegerArray(data, ~known), bad
 
 
-def _as_int(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    return _int64(*ints_from_text(arr), arr, index)
+def _as_int(arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    return _int64(*ints_from_text(arr), arr)
 
 
-def _as_amount(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    return _int64(*cents_from_text(arr), arr, index)
+def _as_amount(arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
+    return _int64(*cents_from_text(arr), arr)
 
 
-def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+def _as_date(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """`2026-03-02` or `2/3/2026`: a real calendar day (31/02 is bad, not
     moved to March as strptime alone would), in Arrow kernels."""
     iso = pc.extract_regex(arr, _ISO_PARTS)
@@ -102,30 +124,38 @@ def _as_date(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
     missing = pc.is_null(stamp).to_numpy(zero_copy_only=False)
     values[missing] = np.datetime64("NaT")
     bad = pc.is_valid(arr).to_numpy(zero_copy_only=False) & missing
-    return pd.Series(values, index=index), bad
+    return values, bad
 
 
-def _as_text(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
-    out = pd.Series(arr.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get), index=index)
-    return out.astype("string"), np.zeros(len(arr), dtype=bool)
+_STRING = pd.StringDtype()
 
 
-def _as_enum(arr: pa.Array, index) -> tuple[pd.Series, np.ndarray]:
+def _as_text(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray]:
+    return _STRING.__from_arrow__(arr), np.zeros(len(arr), dtype=bool)
+
+
+def _as_enum(arr: pa.Array) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray]:
     # Enumerations are case- and accent-insensitive (`Après` = `apres`): NFKD,
-    # then drop the combining marks; an all-ASCII column (the usual) skips both.
+    # then drop the combining marks; an all-ASCII column (the usual) skips both,
+    # and one already in lower case (bytes all ASCII, none A-Z) is as it is.
+    if isinstance(arr, pa.StringArray):
+        offsets, data = string_buffers(arr)
+        cells = data[offsets[0]:offsets[-1]]
+        if not cells.size or (cells.max() < 128 and not ((cells >= 65) & (cells <= 90)).any()):
+            return _as_text(arr)
     arr = pc.utf8_lower(arr)
     if not pc.all(pc.fill_null(pc.string_is_ascii(arr), True)).as_py():
         arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"[^\x00-\x7f]", "")
         arr = pc.if_else(pc.equal(arr, ""), None, arr)
-    return _as_text(arr, index)
+    return _as_text(arr)
 
 
 def _from_series(parser):
     """The parser for a pandas text column (tests and callers outside normalise)."""
     def parse(s: pd.Series) -> tuple[pd.Series, pd.Series]:
         arr, _ = text_cells(s)
-        values, bad = parser(arr, s.index)
-        return values, pd.Series(bad, index=s.index, dtype=bool)
+        values, bad = parser(arr)
+        return pd.Series(values, index=s.index), pd.Series(bad, index=s.index, dtype=bool)
     return parse
 
 
@@ -165,13 +195,133 @@ def _table_problem(raw: RawCarnet, name: str) -> bool:
     return any(p.table == name for p in raw.problems)
 
 
+def plain_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Days written exactly `DD/MM/YYYY` or `YYYY-MM-DD` (ASCII digits, no
+    space) that are real calendar days of year 1 or later, as int64
+    microseconds since the epoch (0 elsewhere), and which cells they are."""
+    arr = string_array(arr)
+    n = len(arr)
+    values, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    offsets, data = string_buffers(arr)
+    ten = np.diff(offsets) == 10
+    if arr.null_count:
+        ten &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(ten)
+    if not len(where):
+        return values, ok
+    b = data[offsets[where][:, None] + np.arange(10)].astype(np.int64)
+    digit = (b >= 48) & (b <= 57)
+    b -= 48
+    fr = (b[:, 2] == -1) & (b[:, 5] == -1) & digit[:, [0, 1, 3, 4, 6, 7, 8, 9]].all(axis=1)   # `/` is 47
+    iso = (b[:, 4] == -3) & (b[:, 7] == -3) & digit[:, [0, 1, 2, 3, 5, 6, 8, 9]].all(axis=1)  # `-` is 45
+
+    def number(*cols):
+        out = np.zeros(len(b), dtype=np.int64)
+        for c in cols:
+            out = out * 10 + b[:, c]
+        return out
+    d = np.where(fr, number(0, 1), number(8, 9))
+    m = np.where(fr, number(3, 4), number(5, 6))
+    y = np.where(fr, number(6, 7, 8, 9), number(0, 1, 2, 3))
+    good = (fr | iso) & (y >= 1) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
+    month = np.where(good, (y - 1970) * 12 + m - 1, 0).astype("datetime64[M]")
+    day = month.astype("datetime64[D]") + np.where(good, d - 1, 0).astype("timedelta64[D]")
+    good &= day.astype("datetime64[M]") == month   # 31/04 is no day, not 1 May
+    values[where[good]] = day[good].astype("datetime64[us]").astype(np.int64)
+    ok[where[good]] = True
+    return values, ok
+
+
+def _full_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _full_of(*ints_from_text(arr), arr)
+
+
+def _full_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _full_of(*cents_from_text(arr), arr)
+
+
+def _full_of(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (pc.fill_null(values, 0).to_numpy(), pc.is_valid(values).to_numpy(zero_copy_only=False),
+            pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False))
+
+
+def _full_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, bad = _as_date(arr)
+    known = ~np.isnat(values)
+    return np.where(known, values.view(np.int64), 0), known, bad
+
+
+# The cells written the plain way, read from the Arrow buffers (values as
+# int64, ok); every other cell goes through the full parser (values, known, bad).
+_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": plain_dates}
+_FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
+
+
+def _joined(parts) -> tuple[np.ndarray, np.ndarray]:
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([v for v, _ in parts]), np.concatenate([k for _, k in parts])
+
+
+def _blank(arr: pa.StringArray) -> np.ndarray:
+    """Cells of no character at all (not null)."""
+    offsets, _ = string_buffers(arr)
+    blank = np.diff(offsets) == 0
+    if arr.null_count:
+        blank &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    return blank
+
+
+def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.ndarray | None,
+            default: str | None) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
+    """A numeric or date source column → (values, bad mask, empty mask), as
+    trimming every cell, null for the empty ones, then the column parser
+    would give them: only the cells the plain reading leaves (empty, spaced,
+    signed, grouped, junk) are trimmed and parsed in full. Empty cells take
+    the default's value (unless a formula left them without one). Values:
+    Int64, or datetime64[us] with NaT for dates. `raw`: one array, or the
+    chunks of one column."""
+    chunks = raw if isinstance(raw, list) else [raw]
+    n = sum(len(c) for c in chunks)
+    values, known = _joined(_PLAIN[kind](c) for c in chunks)
+    bad = np.zeros(n, dtype=bool)
+    empty = np.zeros(n, dtype=bool)
+    rest = ~known
+    if rest.any():
+        blank = np.concatenate([_blank(c) for c in chunks]) if len(chunks) > 1 else _blank(chunks[0])
+        empty |= rest & blank
+        hard = rest & ~blank
+        if hard.any():
+            idx = np.flatnonzero(hard)
+            cells = pc.take(chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, pa.string()), pa.array(idx))
+            arr, hard_empty = _trimmed(string_array(cells))
+            empty[idx] = hard_empty
+            values[idx], known[idx], bad[idx] = _FULL[kind](arr)
+    if no_value is not None:
+        empty &= ~no_value
+    if default is not None and empty.any():
+        v, k, b = _FULL[kind](pa.array([default], type=pa.string()))
+        values[empty], known[empty], bad[empty] = v[0], k[0], b[0]
+    if no_value is not None:
+        known &= ~no_value
+    if kind == "date":
+        values = values.view("datetime64[us]")
+        values[~known] = np.datetime64("NaT")
+        return values, bad, empty
+    return pd.arrays.IntegerArray(values, ~known), bad, empty
+
+
 def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
-    df = rt.df
+    n = rt.num_rows
+    columns = set(rt.columns)
+    rows = rt.row_numbers()
+    index = pd.RangeIndex(n)
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
     sources: dict[str, str] = {}
     bad_cells: dict[tuple[str, int], str] = {}    # (field, position) → EC00-02 kind
-    filled_from: dict[str, tuple[str, pd.Series]] = {}
+    filled_from: dict[str, tuple[str, np.ndarray]] = {}
     # A formula whose result Excel did not save reads "" but is not empty:
     # never a default, never a value, an EC00-02 of its own.
     unsaved: dict[str, set[int]] = {}
@@ -183,37 +333,51 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         source = meta.get("source") or field
         kind, default = meta["kind"], meta.get("default")
         sources[field] = source
-        if source in df.columns:
+        if source in columns:
             present.add(field)
-            arr, empty = text_cells(df[source])
-            no_value = (df["_row"].isin(unsaved[source]).to_numpy() if source in unsaved
-                        else np.zeros(len(df), dtype=bool))
-            empty = empty & ~no_value
-            if default is not None and empty.any():
-                arr = pc.if_else(pa.array(empty), default, arr)
-            values, bad = PARSERS[kind](arr, df.index)
+            raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
+            no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
+            if kind in _PLAIN:
+                values, bad, empty = _parsed(kind, raw, no_value, default)
+            else:
+                arr, empty = _trimmed(raw)
+                if no_value is not None:
+                    empty = empty & ~no_value
+                if default is not None and empty.any():
+                    arr = pc.if_else(pa.array(empty), default, arr)
+                values, bad = PARSERS[kind](arr)
+                if no_value is not None:
+                    values = pd.Series(values)
+                    for pos in no_value.nonzero()[0]:
+                        values.iat[int(pos)] = pd.NA
+                    values = values.astype(EMPTY_DTYPES[kind]).array
             for pos in bad.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
-            for pos in no_value.nonzero()[0]:
-                bad_cells[(field, int(pos))] = "formula_no_value"
-                values.iat[int(pos)] = pd.NA
+            if no_value is not None:
+                for pos in no_value.nonzero()[0]:
+                    bad_cells[(field, int(pos))] = "formula_no_value"
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
-            empty = np.ones(len(df), dtype=bool)
-            cells = pa.nulls(len(df), pa.string()) if default is None else pa.repeat(pa.scalar(default), len(df))
-            values, _ = PARSERS[kind](cells, df.index)
+            empty = np.ones(n, dtype=bool)
+            if kind in ("int", "amount"):
+                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                values = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+                          if default is None else _parsed(kind, cells, None, None)[0])
+            else:
+                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                values, _ = PARSERS[kind](cells)
         if meta.get("default_from"):
             filled_from[field] = (meta["default_from"], empty)
-        typed[field] = values.astype(EMPTY_DTYPES[kind]).reset_index(drop=True)
-    out = pd.DataFrame(typed, index=pd.RangeIndex(len(df)))
+        typed[field] = values
     for field, (other, empty) in filled_from.items():
-        out[field] = out[field].where(~empty, out[other])
-    out["_row"] = df["_row"].to_numpy()
-    _validate(schema, out, present, bad_cells)
-    problems.extend(_cell_problems(rt.name, out, df, sources, bad_cells, rt.letters))
+        typed[field] = _filled(typed[field], empty, typed[other])
+    # The arrays are this table's own: the frame takes them as they are.
+    out = pd.DataFrame({**typed, "_row": np.array(rows, dtype=np.int64)}, index=index, copy=False)
+    _validate(schema, out, present, bad_cells, typed)
+    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
@@ -226,13 +390,23 @@ def _ambiguous(problems: list, table: str, column: str) -> bool:
                for code, v in problems)
 
 
-def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict) -> None:
+def _filled(values, empty: np.ndarray, other):
+    """`values` where the cell was not empty, `other`'s value where it was
+    (Series.where on the two columns, in numpy for two Int64 columns)."""
+    if isinstance(values, pd.arrays.IntegerArray) and isinstance(other, pd.arrays.IntegerArray):
+        data = np.where(empty, other.to_numpy(dtype=np.int64, na_value=0), values.to_numpy(dtype=np.int64, na_value=0))
+        return pd.arrays.IntegerArray(data, np.where(empty, other.isna(), values.isna()))
+    return pd.Series(values).where(~empty, pd.Series(other)).array
+
+
+def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None) -> None:
     """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
 
     The parsers already gave every column its declared dtype, so pandera runs
     on a copy of the schema without dtypes, and only when the table may fail:
-    a table that certainly passes (the usual case) is not handed to it."""
-    if _certainly_valid(schema, out):
+    a table that certainly passes (the usual case) is not handed to it.
+    `arrays`: the frame's columns as arrays, when the caller has them."""
+    if _columns_valid(schema, arrays) if arrays is not None else _certainly_valid(schema, out):
         return
     try:
         _checking_schema(schema).validate(out, lazy=True)
@@ -266,20 +440,33 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     """True when pandera would find nothing: every non-nullable column full,
     every check of the kinds the schemas use (isin, ge) passed. Any other
     check, or any doubt, leaves the call to pandera."""
+    return _columns_valid(schema, {name: out[name].array for name in schema.columns if name in out.columns})
+
+
+def _columns_valid(schema, columns: dict) -> bool:
+    """_certainly_valid on the columns as arrays (pandas extension arrays or
+    numpy), without building a Series per column."""
     if schema.checks or schema.unique:
         return False
     for name, column in schema.columns.items():
-        if name not in out.columns or column.unique or getattr(column, "regex", False):
+        values = columns.get(name)
+        if values is None or column.unique or getattr(column, "regex", False):
             return False
-        values = out[name]
-        na = values.isna().to_numpy()
+        if isinstance(values, np.ndarray):
+            values = pd.array(values, copy=False)
+        na = values.isna()
         if na.any() and not column.nullable:
             return False
         for check in column.checks:
             if not check.ignore_na:
                 return False
-            present = values[~na] if na.any() else values
             stats = check.statistics
+            if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
+                ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
+                if not ok:
+                    return False
+                continue
+            present = values[~na] if na.any() else values
             if check.name == "isin":
                 ok = present.isin(stats["allowed_values"]).all()
             elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
@@ -291,12 +478,50 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     return True
 
 
-def _cell_problems(name: str, out: pd.DataFrame, raw_df: pd.DataFrame, sources: dict, bad_cells: dict,
+def _all_in(chunks: pa.ChunkedArray, allowed) -> bool:
+    """Every non-null cell is one of `allowed` (strings): `isin(allowed).all()`
+    on the non-null cells, compared byte for byte from the Arrow buffers, the
+    cells of each allowed length at once."""
+    wanted: dict[int, list[np.ndarray]] = {}
+    for value in allowed:
+        if not isinstance(value, str):
+            return bool(pc.all(pc.fill_null(pc.is_in(chunks, pa.array(list(allowed))), True)).as_py())
+        code = np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
+        wanted.setdefault(len(code), []).append(code)
+    for arr in chunks.chunks:
+        if not len(arr):
+            continue
+        wide = pa.types.is_large_string(arr.type)
+        if not (wide or pa.types.is_string(arr.type)):
+            return bool(pc.all(pc.fill_null(pc.is_in(arr, pa.array(list(allowed))), True)).as_py())
+        _, offsets, data = arr.buffers()
+        offsets = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32, count=len(arr) + 1,
+                                offset=arr.offset * (8 if wide else 4))
+        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+        lengths = np.diff(offsets)
+        valid = pc.is_valid(arr).to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
+        todo = valid.copy()
+        for size, codes in wanted.items():
+            at = np.flatnonzero(valid & (lengths == size))
+            if not len(at):
+                continue
+            cells = data[offsets[at][:, None] + np.arange(size)] if size else np.zeros((len(at), 0), np.uint8)
+            found = np.zeros(len(at), dtype=bool)
+            for code in codes:
+                found |= (cells == code).all(axis=1)
+            todo[at[found]] = False
+        if todo.any():
+            return False
+    return True
+
+
+def _cell_problems(name: str, out: pd.DataFrame, rt: RawTable, sources: dict, bad_cells: dict,
                    letters: dict[str, str] | None = None):
     """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
+    columns = set(rt.columns)
     for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         source = sources[field]
-        raw = str(raw_df[source].iat[pos]) if source in raw_df.columns else ""
+        raw = rt.cell(source, pos) if source in columns else ""
         where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
                  for k in ("seance", "coup", "rang")}
         row = int(out["_row"].iat[pos])

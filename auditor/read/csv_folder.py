@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -53,10 +54,34 @@ def decode(data: bytes) -> tuple[str, str]:
 def sniff_delimiter(text: str) -> str:
     """`;` or `,`: whichever the first line holding either uses more (a title
     line above the header may hold neither)."""
-    for line in text.split("\n", HEADER_SEARCH_ROWS)[:HEADER_SEARCH_ROWS]:
+    for line in _first_pieces(text, "\n", HEADER_SEARCH_ROWS):
         if ";" in line or "," in line:
             return ";" if line.count(";") > line.count(",") else ","
     return ","
+
+
+def _first_pieces(text: str, sep: str, count: int):
+    """`text.split(sep, count)[:count]`, without copying the rest of a long text."""
+    start = 0
+    for _ in range(count):
+        end = text.find(sep, start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + len(sep)
+
+
+# A line as io.StringIO(text, newline="") yields it: up to and with its end
+# (\r\n, \r or \n, kept), or the last characters.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def text_lines(text: str):
+    """The lines of `text` one by one, as iterating io.StringIO(text, newline="")
+    gives them, but lazily: reading the first records of a long file does not
+    copy all of it."""
+    return (m.group() for m in _LINE.finditer(text))
 
 
 def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
@@ -67,7 +92,6 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
     a file past `limits.max_file_bytes` is refused (EC00-01) without being read.
     """
     files: dict[str, Path] = {}
-    digests: list[tuple[str, bytes]] = []
     carnet = RawCarnet(path=str(folder), format="csv", sha256="")
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
@@ -75,11 +99,11 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
         carnet.unreadable = True
         carnet.problems.append(ReadProblem("EC00-01", "unreadable", params={"reason": exc.strerror or str(exc)}))
         return carnet
-    for p in entries:
-        if p.is_file() and p.suffix.lower() == ".csv":
-            files.setdefault(canonical_name(p.stem), p)
-            digests.append((p.name, file_digest(p) or hashlib.sha256().digest()))  # the read below reports it
-    carnet.sha256 = sha256_of_digests(digests)
+    found = [p for p in entries if p.is_file() and p.suffix.lower() == ".csv"]
+    for p in found:
+        files.setdefault(canonical_name(p.stem), p)
+    # A file read whole below is hashed from those bytes, not read a second time.
+    read_digests: dict[Path, bytes] = {}
     for table, p in sorted(files.items()):
         if tables is not None and table not in tables:
             continue
@@ -99,17 +123,24 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
                 "file": p.name, "size": size_text(len(data)), "limit": size_text(limits.max_file_bytes)}))
             continue
+        read_digests[p] = hashlib.sha256(data).digest()
         try:
-            text, _ = decode(data)
+            text, encoding = decode(data)
         except DecodeError as exc:
             carnet.problems.append(ReadProblem("EC00-01", "unreadable_table", table=table,
                                                params={"table": table, "reason": str(exc)}))
             continue
-        raw, problems = parse_csv_text(table, text, limits, columns)
+        # The UTF-8 bytes of `text`: the file's own unless it was Windows-1252.
+        utf8 = (data if encoding == "utf-8" else memoryview(data)[len(BOM):] if encoding == "utf-8-sig"
+                else None)
+        raw, problems = parse_csv_text(table, text, limits, columns, utf8)
         if raw is not None:
             raw.sheet = p.name
             carnet.tables[table] = raw
         carnet.problems.extend(problems)
+    # Unreadable: the empty digest (the read above reported it).
+    digests = [(p.name, read_digests.get(p) or file_digest(p) or hashlib.sha256().digest()) for p in found]
+    carnet.sha256 = sha256_of_digests(digests)
     return carnet
 
 
@@ -119,12 +150,13 @@ def _refused(table: str, kind: str, **params) -> tuple[None, list[ReadProblem]]:
 
 
 def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
-                   mapping: ColumnMap | None = None) -> tuple[RawTable | None, list[ReadProblem]]:
+                   mapping: ColumnMap | None = None, utf8=None) -> tuple[RawTable | None, list[ReadProblem]]:
     """One table's text → its RawTable, or None and an EC00-01 past a limit.
 
     The header is found among the first records (title records above it are
     skipped, row numbers stay the file's own); trailing totals records are
-    left out and listed."""
+    left out and listed. `utf8`: the text's UTF-8 bytes when the caller has
+    them (the file's own), so they are not encoded again."""
     delim = sniff_delimiter(text)
     # Every field ends at a delimiter or a line end: a bound on the cells known
     # before parsing, so a hostile file is refused before it fills memory.
@@ -132,13 +164,15 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
     if bound > limits.max_cells:
         return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
     skip, offset, title = _header_offset(table, text, delim, mapping)
-    raw, problems = _parse_table(table, text[offset:], delim, limits, mapping)
+    if offset and utf8 is not None:
+        utf8 = memoryview(utf8)[len(text[:offset].encode("utf-8")):]
+    raw, problems = _parse_table(table, text[offset:] if offset else text, delim, limits, mapping, utf8)
     if skip:
         problems = [dataclasses.replace(p, row=p.row + skip) if p.row is not None else p for p in problems]
     if raw is None:
         return raw, problems
     if skip:
-        raw.df["_row"] = raw.df["_row"] + skip
+        raw.shift_rows(skip)
         raw.header_row += skip
         raw.title_rows = title
     _leave_out_totals(raw, text, delim)
@@ -147,9 +181,8 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
 
 def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int, list[int]]:
     """(records above the header, the header's character offset, the non-empty ones' row numbers)."""
-    lines = io.StringIO(text, newline="")
     try:
-        reader = csv.reader(lines, delimiter=delim)
+        reader = csv.reader(text_lines(text), delimiter=delim)
         records = []
         for record in reader:
             records.append(record)
@@ -162,11 +195,11 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
         return 0, 0, []
     skip = found[0]
     # Where the header record starts: after the lines the records above it used.
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    reader = csv.reader(text_lines(text), delimiter=delim)
     for _ in range(skip):
         next(reader)
     offset = 0
-    for _, line in zip(range(reader.line_num), io.StringIO(text, newline="")):
+    for _, line in zip(range(reader.line_num), text_lines(text)):
         offset += len(line)
     title = [i + 1 for i, r in enumerate(records[:skip]) if any(v.strip() for v in r)]
     return skip, offset, title
@@ -174,17 +207,17 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
 
 def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     """Trailing totals records: out of the frame, into the reading notes (still rows read)."""
-    if raw.df.empty:
+    if raw.num_rows == 0:
         return
     tail = text[-65536:]
     if len(tail) < len(text):
         tail = tail.split("\n", 1)[-1] if "\n" in tail else ""
     try:
-        records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim)
-                   if any(v.strip() for v in r)]
+        # "".join(r).strip(): some cell holds more than white space (any(v.strip() …), in one call).
+        records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim) if "".join(r).strip()]
     except csv.Error:
         return
-    rows = raw.df["_row"].to_numpy()
+    rows = raw.row_numbers()
     totals = []
     for j, record in enumerate(reversed(records[-20:])):
         first = next((v for v in record if v.strip()), "")
@@ -192,7 +225,7 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
             break
         totals.append(int(rows[len(rows) - 1 - j]))
     if totals:
-        raw.df = raw.df[~raw.df["_row"].isin(totals)].reset_index(drop=True)
+        raw.drop_rows(totals)
         raw.totals_rows = sorted(totals)
 
 
@@ -211,9 +244,9 @@ def _header_keep(table: str, header: list, mapping, problems: list) -> tuple[dic
 
 
 def _parse_table(table: str, text: str, delim: str, limits: Limits,
-                 mapping) -> tuple[RawTable | None, list[ReadProblem]]:
+                 mapping, utf8=None) -> tuple[RawTable | None, list[ReadProblem]]:
     """The text from the header record on → its RawTable (header = row 1)."""
-    fast = _parse_with_arrow(table, text, delim, limits, mapping)
+    fast = _parse_with_arrow(table, text, delim, limits, mapping, utf8)
     if fast is not None:
         return fast
     try:
@@ -245,7 +278,7 @@ def _parse_table(table: str, text: str, delim: str, limits: Limits,
     return RawTable(table, out, rows_read=len(out), source_columns=notes), problems
 
 
-def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping=None):
+def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping=None, utf8=None):
     """Fast path (Arrow's multi-threaded CSV reader, columns kept as Arrow
     strings) for the common file: every row as wide as the header. A blank
     line is read as a row of empty cells (so record numbers stay the file's
@@ -254,7 +287,7 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     if text.startswith(("\n", "\r")):
         return None
     try:
-        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
+        header = next(csv.reader(text_lines(text), delimiter=delim))
     except (csv.Error, StopIteration):
         return None
     width = len(header)
@@ -263,7 +296,7 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     names = [f"c{i}" for i in range(width)]
     try:
         tbl = pacsv.read_csv(
-            io.BytesIO(text.encode("utf-8")),
+            pa.BufferReader(text.encode("utf-8") if utf8 is None else utf8),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
             # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
             parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
@@ -282,9 +315,8 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
             picked = picked.filter(nonempty)
     if picked.num_rows > limits.max_rows:
         return _refused(table, "too_many_rows", rows=picked.num_rows, limit=limits.max_rows)
-    out = picked.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
-    out["_row"] = out["_row"].astype("int64")
-    return RawTable(table, out, rows_read=len(out), source_columns=notes), problems
+    # Handed on as Arrow: normalisation parses these columns as they are.
+    return RawTable(table, picked, rows_read=picked.num_rows, source_columns=notes), problems
 
 
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:

@@ -6,7 +6,12 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from auditor.money import arrow_strings, string_array
 
 
 def canonical_name(text: object) -> str:
@@ -63,10 +68,14 @@ class SourceColumn:
 @dataclass
 class RawTable:
     """One table as text. `df` has one str column per canonical source column
-    ("" for an empty cell) and `_row`, the source row number (header = 1)."""
+    ("" for an empty cell) and `_row`, the source row number (header = 1).
+
+    A reader may hand the table as Arrow (`data` a pyarrow Table of string
+    columns without nulls and an int64 `_row`): normalisation reads it as it
+    is, and the pandas frame is built only when someone asks for `df`."""
 
     name: str
-    df: pd.DataFrame
+    data: pd.DataFrame | pa.Table
     letters: dict[str, str] | None = None   # column → Excel column letter (workbooks)
     rows_read: int = 0
     rows_dropped: int = 0                    # read but unusable as a row (shape)
@@ -78,6 +87,18 @@ class RawTable:
     totals_rows: list[int] = field(default_factory=list)   # trailing totals rows, left out
 
     @property
+    def df(self) -> pd.DataFrame:
+        """The table as a pandas text frame (built from Arrow on first use)."""
+        if isinstance(self.data, pa.Table):
+            self.data = arrow_frame(self.data)
+        return self.data
+
+    @df.setter
+    def df(self, frame: pd.DataFrame) -> None:
+        """Replace the table by a pandas text frame."""
+        self.data = frame
+
+    @property
     def rows_left_out(self) -> int:
         """Rows read but not data (totals rows): rows_read = audited + rejected + left out."""
         return len(self.totals_rows)
@@ -85,7 +106,64 @@ class RawTable:
     @property
     def columns(self) -> list[str]:
         """The source columns of the table (without `_row`)."""
-        return [c for c in self.df.columns if c != "_row"]
+        names = self.data.column_names if isinstance(self.data, pa.Table) else self.data.columns
+        return [c for c in names if c != "_row"]
+
+    @property
+    def num_rows(self) -> int:
+        """How many rows the table holds."""
+        return self.data.num_rows if isinstance(self.data, pa.Table) else len(self.data)
+
+    def row_numbers(self) -> np.ndarray:
+        """The source row of each row (int64)."""
+        if isinstance(self.data, pa.Table):
+            return self.data.column("_row").to_numpy()
+        return self.data["_row"].to_numpy(dtype=np.int64)
+
+    def text(self, column: str) -> pa.StringArray:
+        """A source column as one Arrow string array, untrimmed."""
+        if isinstance(self.data, pa.Table):
+            return string_array(self.data.column(column))
+        return string_array(arrow_strings(self.data[column]))
+
+    def text_chunks(self, column: str) -> list[pa.StringArray]:
+        """A source column as the Arrow string arrays it is held in (a large
+        file is read in blocks: its chunks are parsed one by one, not copied
+        into one array first)."""
+        if isinstance(self.data, pa.Table):
+            chunks = self.data.column(column).chunks
+            if chunks and all(c.type == pa.string() for c in chunks):
+                return chunks
+        return [self.text(column)]
+
+    def cell(self, column: str, pos: int) -> str:
+        """The text of the cell of `column` at position `pos`, as written."""
+        if isinstance(self.data, pa.Table):
+            return str(self.data.column(column)[pos].as_py())
+        return str(self.data[column].iat[pos])
+
+    def shift_rows(self, by: int) -> None:
+        """Add `by` to every source row number (rows above the header were cut off)."""
+        if isinstance(self.data, pa.Table):
+            i = self.data.column_names.index("_row")
+            self.data = self.data.set_column(i, "_row", pc.add(self.data.column("_row"), by))
+        else:
+            self.data["_row"] = self.data["_row"] + by
+
+    def drop_rows(self, rows) -> None:
+        """Leave out the rows whose source row number is in `rows`."""
+        if isinstance(self.data, pa.Table):
+            keep = ~np.isin(self.row_numbers(), list(rows))
+            self.data = self.data.filter(pa.array(keep))
+        else:
+            self.data = self.data[~self.data["_row"].isin(rows)].reset_index(drop=True)
+
+
+def arrow_frame(table: pa.Table) -> pd.DataFrame:
+    """An Arrow text table as the readers' pandas frame: Arrow-backed str columns, `_row` int64."""
+    out = table.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
+    out["_row"] = out["_row"].astype("int64")
+    return out
 
 
 @dataclass

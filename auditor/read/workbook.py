@@ -19,7 +19,6 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import python_calamine
@@ -233,10 +232,9 @@ def sheet_table(name: str, rows: list[list], formulas: list[FormulaCell] = (), m
     keep[totals] = False
     positions = np.flatnonzero(keep)
     take = pa.array(positions)
-    data = {col: texts[i].take(take).to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
-            for col, i in kept.items()}
-    df = pd.DataFrame(data, index=pd.RangeIndex(len(positions)))
-    df["_row"] = (positions + first_row).astype("int64")
+    # Handed on as Arrow (normalisation parses it as it is; RawTable.df builds the frame on demand).
+    df = pa.table({**{col: texts[i].take(take) for col, i in kept.items()},
+                   "_row": pa.array((positions + first_row).astype("int64"))})
     letters = {col: column_letter(i) for col, i in kept.items()}
     data_rows = set((positions + first_row).tolist())   # a formula in a totals row is not the carnet's
     cells = [RawFormula(by_index[f.col], f.row, f"{column_letter(f.col)}{f.row}", f.has_value)
