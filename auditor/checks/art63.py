@@ -10,9 +10,9 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
-from auditor.derived.chouette import ordered_coups
-from auditor.derived.fiches import card_holders, fiche_register
-from auditor.frames import eq, shared_codes
+from auditor.derived.chouette import ordered_coups, play_order
+from auditor.derived.fiches import card_holders, fiche_register, holders, register
+from auditor.frames import eq, first_each, ints, pair_codes, present, running_max, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -123,21 +123,32 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: joueur_b 12 without a fiche in the séance's register, or with `tenir_cartes` empty.
     Compliant: joueur_a 3 and joueur_b 4 both registered with ranks 3 and 4.
     """
-    reg, uncertain = fiche_register(carnet)
-    h = card_holders(carnet).drop_duplicates(["seance", "player"], keep="first")
-    j = h.merge(reg[["seance", "fiche", "tenir_cartes", "rank_unreadable"]].rename(columns={"fiche": "player"}),
-                on=["seance", "player"], how="left", indicator=True)
-    registered = (j["_merge"] == "both").to_numpy()
-    missing = j[~registered & ~_unsure(j["seance"], uncertain).to_numpy()]
-    yield from emit(missing, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_fiche",
-        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+    reg = register(carnet)
+    h = holders(carnet)
+    p = play_order(carnet)
+    first = first_each(pair_codes((h.seance, h.player))[0])     # each player's first place in a séance
+    at = reg.find(h.seance[first], h.player[first])
+    registered = at >= 0
+    coups = carnet.df("coups")
+    rows = coups["_row"].to_numpy()[p.at]
+    coup = p.coup
+
+    def violation(i: int, kind: str) -> Violation:
+        side = "ab"[h.side[i]]
+        player = int(h.player[i])
+        return Violation(table="coups", row=int(rows[h.play[i]]), column=f"joueur_{side}", seance=int(h.seance[i]),
+                         coup=int(coup[h.play[i]]), kind=kind, found=str(player),
+                         params={"joueur": player, "side": side})
+
+    for i in first[~registered & ~reg.unsure(h.seance[first])]:
+        yield violation(i, "no_fiche")
     if not carnet.has("fiches.tenir_cartes"):
         return  # the clarification: without the column, the rank part is not checked
-    unranked = j[registered & j["tenir_cartes"].isna().to_numpy() & ~j["rank_unreadable"].fillna(True).astype(bool).to_numpy()]
-    yield from emit(unranked, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_rank",
-        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+    f_at = reg.at[at[registered]]
+    rank_ok = present(carnet.df("fiches")["tenir_cartes"])[f_at]
+    rank_unreadable = carnet.unreadable_cells("fiches", "tenir_cartes").to_numpy()[f_at]
+    for i in first[registered][~rank_ok & ~rank_unreadable]:
+        yield violation(i, "no_rank")
 
 
 @check("EC63-05", needs=("coups.seance,coup,type,joueur_a,joueur_b,gagnant",))
@@ -172,32 +183,47 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: the player inscribed 5th takes the cards at coup 3, the one inscribed 4th at coup 6.
     Compliant: ranks 1 and 2 at coup 1 (either side), rank 3 at coup 2, rank 4 at coup 5.
     """
-    reg, _ = fiche_register(carnet)
-    h = card_holders(carnet)
+    reg = register(carnet)
+    h = holders(carnet)
+    p = play_order(carnet)
     # Called positions only; a coup whose type is unreadable leaves its joueur_a unknown.
-    h = h[~h["chouetteur"] & (h["type_known"] | (h["side"] == "b"))]
-    new = h.drop_duplicates(["seance", "player"], keep="first")
-    new = new.merge(reg[["seance", "fiche", "tenir_cartes"]].rename(columns={"fiche": "player"}),
-                    on=["seance", "player"], how="inner")
-    new = new[new["tenir_cartes"].notna()].sort_values(["seance", "pos", "side"], kind="stable")
+    called = np.flatnonzero(~h.chouetteur & (h.type_known | (h.side == 1)))
+    new = called[first_each(pair_codes((h.seance[called], h.player[called]))[0])]
+    at = reg.find(h.seance[new], h.player[new])
+    new, at = new[at >= 0], at[at >= 0]
+    rank, ranked = ints(carnet.df("fiches")["tenir_cartes"])
+    rank, ranked = rank[reg.at[at]], ranked[reg.at[at]]
+    new, rank = new[ranked], rank[ranked]
     # Newcomers at the same coup may come in either order: compare with earlier coups only.
-    at_coup = new.groupby(["seance", "pos"], sort=False)["tenir_cartes"].max().reset_index()
-    at_coup["before"] = at_coup.groupby("seance", sort=False)["tenir_cartes"].cummax().groupby(
-        at_coup["seance"], sort=False).shift()
-    new = new.merge(at_coup[["seance", "pos", "before"]], on=["seance", "pos"], how="left")
-    late = new[(new["tenir_cartes"] < new["before"]).fillna(False).astype(bool)]
+    seance, pos = h.seance[new], h.pos[new]
+    if not len(new):
+        return
+    coup_start = np.r_[True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1])]
+    starts = np.flatnonzero(coup_start)
+    at_coup = np.maximum.reduceat(rank, starts)
+    seance_start = np.r_[True, seance[starts][1:] != seance[starts][:-1]]
+    upto = running_max(at_coup, seance_start)
+    before = np.repeat(np.r_[0, upto[:-1]], np.diff(np.r_[starts, len(new)]))
+    has_before = np.repeat(~seance_start, np.diff(np.r_[starts, len(new)]))
+    late = has_before & (rank < before)
     # After a card holder that cannot be read, who came first is unknown: the hidden
     # player may be the newcomer a later one seems to overtake.
-    c = ordered_coups(carnet)
-    blind = c[carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").loc[c.index].to_numpy()]
-    if len(blind):
-        since = blind.groupby("seance")["pos"].min()
-        limit = late["seance"].map(since)
-        late = late[~(late["pos"] >= limit).fillna(False).to_numpy(bool)]
-    yield from emit(late, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
-        expected=f"≥ {r['before']}", found=str(r["tenir_cartes"]),
-        params={"joueur": r["player"], "rank": r["tenir_cartes"], "before": r["before"]}))
+    blind = carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").to_numpy()[p.at]
+    if blind.any():
+        b_seance, b_pos = p.seance[blind], p.pos[blind]
+        firsts = np.lexsort((b_pos, b_seance))
+        b_seance, b_pos = b_seance[firsts], b_pos[firsts]
+        keep = np.r_[True, b_seance[1:] != b_seance[:-1]]
+        b_seance, b_pos = b_seance[keep], b_pos[keep]
+        i = np.minimum(np.searchsorted(b_seance, seance), len(b_seance) - 1)
+        late &= ~((b_seance[i] == seance) & (pos >= b_pos[i]))
+    rows = carnet.df("coups")["_row"].to_numpy()[p.at]
+    for k in np.flatnonzero(late):
+        i = new[k]
+        player, r, b = int(h.player[i]), int(rank[k]), int(before[k])
+        yield Violation(table="coups", row=int(rows[h.play[i]]), column=f"joueur_{'ab'[h.side[i]]}",
+                        seance=int(seance[k]), coup=int(p.coup[h.play[i]]), kind="default",
+                        expected=f"≥ {b}", found=str(r), params={"joueur": player, "rank": r, "before": b})
 
 
 _DECK_SEPARATORS = r"[\s,;]+"

@@ -14,13 +14,51 @@ per carnet: the rules of art. 65, the levy and the report's run list read it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq, shared_codes
+from auditor.frames import eq, ints, pair_codes
+
+@dataclass(frozen=True)
+class Play:
+    """The coups with a séance and a number in the order of play, as numpy
+    arrays (one element per such coup): `at`, the coup's position in `coups`;
+    seance, coup; `pos`, its position within its séance (0, 1, 2 …);
+    `follows`, its number is the previous coup's + 1 in the séance;
+    `new_seance`, it is the séance's first coup. See `ordered_coups`."""
+
+    at: np.ndarray
+    seance: np.ndarray
+    coup: np.ndarray
+    pos: np.ndarray
+    follows: np.ndarray
+    new_seance: np.ndarray
+
+
+@per_carnet
+def play_order(carnet: Carnet) -> Play:
+    """The order of play of `ordered_coups`, as numpy arrays."""
+    c = carnet.df("coups")
+    seance, s_ok = ints(c["seance"])
+    coup, c_ok = ints(c["coup"])
+    at = np.flatnonzero(s_ok & c_ok)
+    seance, coup = seance[at], coup[at]
+    key = pair_codes((seance, coup))[0]
+    if not np.all(key[1:] >= key[:-1]):      # usually written in order already: then no sort
+        order = np.argsort(key, kind="stable")
+        at, seance, coup = at[order], seance[order], coup[order]
+    n = len(at)
+    new_seance = np.r_[True, seance[1:] != seance[:-1]] if n else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new_seance)
+    pos = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    follows = ~new_seance & (np.r_[0, coup[1:] - coup[:-1]] == 1) if n else np.zeros(0, dtype=bool)
+    return Play(at, seance, coup, pos.astype(np.int64), follows, new_seance)
+
 
 @per_carnet
 def ordered_coups(carnet: Carnet) -> pd.DataFrame:
@@ -30,13 +68,8 @@ def ordered_coups(carnet: Carnet) -> pd.DataFrame:
     its séance (0, 1, 2 …); `follows`: the coup comes right after the
     previous one (its number is the previous number + 1), so that a rule
     about "the next coup" never bridges a gap, a repeat or an unreadable number."""
-    c = carnet.df("coups")
-    c = c[(c["seance"].notna() & c["coup"].notna()).to_numpy()]
-    key = shared_codes(c)[0]
-    if not np.all(key[1:] >= key[:-1]):      # usually written in order already: then no sort
-        c = c.iloc[np.argsort(key, kind="stable")]
-    g = c.groupby("seance", sort=False)
-    return c.assign(pos=g.cumcount(), follows=(c["coup"] - g["coup"].shift() == 1).fillna(False).astype(bool))
+    p = play_order(carnet)
+    return carnet.df("coups").iloc[p.at].assign(pos=p.pos, follows=p.follows)
 
 
 @per_carnet

@@ -3,12 +3,15 @@ carnet for the rules of art. 63."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
-from auditor.derived.chouette import ordered_coups
-from auditor.frames import eq
+from auditor.derived.chouette import ordered_coups, play_order
+from auditor.frames import eq, find, first_each, ints, is_value, pair_codes, present
 
 
 @per_carnet
@@ -44,3 +47,75 @@ def card_holders(carnet: Carnet) -> pd.DataFrame:
                      chouetteur=eq(c["type"], "chouette") & (side == "a"), type_known=c["type"].notna())
         parts.append(p[p["player"].notna()])
     return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
+
+
+@dataclass(frozen=True)
+class Register:
+    """`fiche_register` as numpy arrays: `at`, the position in `fiches` of the
+    first row of each readable (séance, fiche), in row order; their seance and
+    fiche; `all_uncertain` (a row without a readable séance makes every
+    séance's register uncertain) and the `uncertain` séances otherwise."""
+
+    at: np.ndarray
+    seance: np.ndarray
+    fiche: np.ndarray
+    all_uncertain: bool
+    uncertain: np.ndarray
+
+    def unsure(self, seances: np.ndarray) -> np.ndarray:
+        """Which of `seances` have a register that may be incomplete."""
+        if self.all_uncertain:
+            return np.ones(len(seances), dtype=bool)
+        return np.isin(seances, self.uncertain)
+
+    def find(self, seances: np.ndarray, fiches: np.ndarray) -> np.ndarray:
+        """Index in the register (not in `fiches`) of each (séance, fiche), -1 where not registered."""
+        reg, query = pair_codes((self.seance, self.fiche), (seances, fiches))
+        return find(reg, query)
+
+
+@per_carnet
+def register(carnet: Carnet) -> Register:
+    """The fiche register of `fiche_register`, as numpy arrays."""
+    f = carnet.df("fiches")
+    seance, s_ok = ints(f["seance"])
+    fiche, f_ok = ints(f["fiche"])
+    readable = s_ok & f_ok
+    uncertain = np.unique(seance[~readable & s_ok])
+    at = np.flatnonzero(readable)
+    at = at[first_each(pair_codes((seance[at], fiche[at]))[0])]
+    return Register(at, seance[at], fiche[at], bool((~readable & ~s_ok).any()), uncertain)
+
+
+@dataclass(frozen=True)
+class Holders:
+    """`card_holders` as numpy arrays, one element per (coup, side) with a
+    readable player, in carnet order: `play`, the index in `play_order`;
+    `side` (0: a, 1: b); seance, pos, player; `chouetteur`; `type_known`."""
+
+    play: np.ndarray
+    side: np.ndarray
+    seance: np.ndarray
+    pos: np.ndarray
+    player: np.ndarray
+    chouetteur: np.ndarray
+    type_known: np.ndarray
+
+
+@per_carnet
+def holders(carnet: Carnet) -> Holders:
+    """Who holds the cards at each coup (`card_holders`), as numpy arrays."""
+    p = play_order(carnet)
+    c = carnet.df("coups")
+    a, a_ok = ints(c["joueur_a"])
+    b, b_ok = ints(c["joueur_b"])
+    chouette = is_value(c["type"], "chouette")[p.at]
+    known = present(c["type"])[p.at]
+    n = len(p.at)
+    # Side a then side b of each coup: interleaved, then the unreadable ones left out.
+    player = np.column_stack([a[p.at], b[p.at]]).reshape(-1)
+    ok = np.column_stack([a_ok[p.at], b_ok[p.at]]).reshape(-1)
+    play = np.repeat(np.arange(n), 2)[ok]
+    side = np.tile(np.array([0, 1]), n)[ok]
+    return Holders(play, side, p.seance[play], p.pos[play], player[ok],
+                   (chouette[play] & (side == 0)), known[play])
