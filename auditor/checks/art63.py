@@ -10,9 +10,10 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.derived.amounts import stakes
 from auditor.derived.chouette import ordered_coups, play_order
 from auditor.derived.fiches import card_holders, fiche_register, holders, register
-from auditor.frames import eq, first_each, ints, pair_codes, present, running_max, shared_codes
+from auditor.frames import eq, find, first_each, ints, pair_codes, present, running_max, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -77,42 +78,91 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a stake on fiche 57 when séance 2 registered fiches 1 … 40; a fiche dated the day before.
     Compliant: every stake's fiche is in the séance's register with the séance's date.
     """
-    reg, uncertain = fiche_register(carnet)
+    reg = register(carnet)
+    st = stakes(carnet)
     m = carnet.df("mises")
-    m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
-    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
-    order = np.lexsort((m["_row"].to_numpy(), m["rang"].to_numpy(np.int64, na_value=0), m["coup"].to_numpy(np.int64),
-                        m["seance"].to_numpy(np.int64)))
-    if not np.all(np.diff(order) > 0):
-        m = m.iloc[order]
+    fiche, fiche_ok = ints(m["fiche"])
+    row = m["_row"].to_numpy()
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
-    known = carnet.df("coups")[["seance", "coup"]].dropna()
-    in_coups, coup_codes = shared_codes(m, known)
-    m = m[np.isin(in_coups, coup_codes)]
-    # Findings are per (séance, fiche): its first stake and how many stakes, on
-    # one row per pair, before the register is joined.
-    # factorize numbers the pairs in order of first appearance (hashing, no sort).
-    pair, _ = pd.factorize(shared_codes(m, keys=("seance", "fiche"))[0])
-    first_at = np.flatnonzero(~pd.Series(pair).duplicated().to_numpy())
-    first = m.iloc[first_at].assign(count=np.bincount(pair)[pair[first_at]] if len(pair) else 0)
-    j = first.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
-                    on=["seance", "fiche"], how="left")
-    missing = j[j["fiche_row"].isna() & ~_unsure(j["seance"], uncertain).to_numpy()]
-    yield from emit(missing, lambda r: Violation(
-        table="mises", row=r["_row"], column="fiche", seance=r["seance"], coup=r["coup"], rang=r["rang"],
-        kind="not_registered", found=str(r["fiche"]), params={"fiche": r["fiche"], "count": r["count"]}))
+    sel = np.flatnonzero(st.in_coups & fiche_ok)
+    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
+    sel = _in_play_order(st, sel, row)
+    # Findings are per (séance, fiche): its first stake and how many stakes,
+    # the pairs in order of their first stake.
+    first_at, count = _first_of_pairs(st.seance_rank[sel], fiche[sel])
+    if not len(first_at):
+        return
+    first = sel[first_at]
+    at = reg.find(st.seance[first], fiche[first])
+    found = at >= 0
+    unregistered = ~found & ~reg.unsure(st.seance[first])
+    for k in np.flatnonzero(unregistered):
+        i, f = first[k], int(fiche[first[k]])
+        yield Violation(table="mises", row=int(row[i]), column="fiche", seance=int(st.seance[i]),
+                        coup=int(st.coup[i]), rang=int(st.rang[i]) if st.rang_ok[i] else None, kind="not_registered",
+                        found=str(f), params={"fiche": f, "count": int(count[k])})
     if "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    days = s[s["seance"].notna() & s["date"].notna()].drop_duplicates("seance")[["seance", "date"]]
-    used = j[j["fiche_row"].notna()].drop_duplicates(["seance", "fiche"], keep="first")
-    used = used.merge(days.rename(columns={"date": "seance_date"}), on="seance", how="inner")
-    wrong = used[(used["date"].notna() & (used["date"] != used["seance_date"])).astype(bool)]
-    yield from emit(wrong, lambda r: Violation(
-        table="fiches", row=r["fiche_row"], column="date", seance=r["seance"], kind="date",
-        expected=Day.of(r["seance_date"]), found=Day.of(r["date"]),
-        params={"fiche": r["fiche"], "date": Day.of(r["date"]), "seance_date": Day.of(r["seance_date"]),
-                "first_coup": r["coup"]}))
+    day_seance, day_ok = ints(s["seance"])
+    days = s["date"].to_numpy()
+    dated = np.flatnonzero(day_ok & present(s["date"]))
+    dated = dated[first_each(day_seance[dated])]
+    f_at = reg.at[at[found]]
+    used = first[found]
+    fiches = carnet.df("fiches")
+    f_date = fiches["date"].to_numpy()[f_at]
+    d = find(day_seance[dated], st.seance[used])
+    # A fiche row read through the left join that missed some pairs comes out as a float, as it always has.
+    as_row = float if (~found).any() else int
+    f_rows = fiches["_row"].to_numpy()[f_at]
+    seance_days = days[dated[np.maximum(d, 0)]] if len(dated) else f_date
+    for k in np.flatnonzero((d >= 0) & ~np.isnat(f_date) & (f_date != seance_days)):
+        i, f = used[k], int(fiche[used[k]])
+        seance_day = s["date"].iloc[dated[d[k]]]
+        day = fiches["date"].iloc[f_at[k]]
+        yield Violation(table="fiches", row=as_row(f_rows[k]), column="date", seance=int(st.seance[i]), kind="date",
+                        expected=Day.of(seance_day), found=Day.of(day),
+                        params={"fiche": f, "date": Day.of(day), "seance_date": Day.of(seance_day),
+                                "first_coup": int(st.coup[i])})
+
+
+def _in_play_order(st, sel: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """`sel` (stakes of known coups) sorted by (séance, coup, rang, row): one
+    integer key when they fit in one (the coup's rank in the order of play
+    first), else four; no sort at all when they come in that order already."""
+    if len(sel) < 2:
+        return sel
+    coup, rang, r = st.coup_rank[sel], st.rang[sel], row[sel]
+    r_low, rang_low = int(r.min()), int(rang.min())
+    width, ranks = int(r.max()) - r_low + 1, int(rang.max()) - rang_low + 1
+    if (int(coup.max()) + 1) * ranks * width < 2**62:
+        key = (coup * ranks + (rang - rang_low)) * width + (r - r_low)
+        return sel if bool(np.all(key[1:] >= key[:-1])) else sel[np.argsort(key, kind="stable")]
+    return sel[np.lexsort((r, rang, coup))]
+
+
+def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct (séance, fiche), in order of first appearance: the position
+    of its first row and its number of rows."""
+    n = len(fiche)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    low = int(fiche.min())
+    span = int(fiche.max()) - low + 1
+    size = (int(seance_rank.max()) + 1) * span
+    if size <= 4 * n + 4096:
+        # Fiche numbers are small: one slot per possible pair, no hashing nor sort.
+        slot = seance_rank * span + (fiche - low)
+        first = np.full(size, n, dtype=np.int64)
+        np.minimum.at(first, slot, np.arange(n))
+        counts = np.bincount(slot, minlength=size)
+        used = np.flatnonzero(counts)
+        order = np.argsort(first[used], kind="stable")
+        return first[used][order], counts[used][order]
+    # factorize numbers the pairs in order of first appearance (hashing, no sort).
+    pair, _ = pd.factorize(pair_codes((seance_rank, fiche))[0])
+    return np.flatnonzero(pair > np.maximum.accumulate(np.r_[-1, pair[:-1]])), np.bincount(pair)
 
 
 @check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))

@@ -8,7 +8,9 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq, group_sums, lookup, shared_codes
+from dataclasses import dataclass
+
+from auditor.frames import eq, group_sums, ints, lookup, pair_codes, shared_codes
 
 
 @per_carnet
@@ -97,3 +99,46 @@ def verifiable_coups(carnet: Carnet, kind: str) -> pd.DataFrame:
     a = coup_amounts(carnet)
     ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
     return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
+
+
+@dataclass(frozen=True)
+class Stakes:
+    """The keys of `mises` as numpy arrays, one element per stake row: seance,
+    coup, rang (0 where unreadable) and where each is readable (`*_ok`);
+    `coup_code`, the (séance, coup) code shared with `coups` (`coup_codes`),
+    meaningful where both are readable; `in_coups`, the stake's (séance,
+    coup) is a coup of `coups`."""
+
+    seance: np.ndarray
+    seance_ok: np.ndarray
+    coup: np.ndarray
+    coup_ok: np.ndarray
+    rang: np.ndarray
+    rang_ok: np.ndarray
+    coup_code: np.ndarray
+    in_coups: np.ndarray
+    coup_rank: np.ndarray
+    seance_rank: np.ndarray
+
+
+@per_carnet
+def stakes(carnet: Carnet) -> Stakes:
+    """The stakes' keys, as numpy arrays, and whether their coup is in `coups`."""
+    m = carnet.df("mises")
+    seance, s_ok = ints(m["seance"])
+    coup, c_ok = ints(m["coup"])
+    rang, r_ok = ints(m["rang"])
+    c = carnet.df("coups")
+    c_seance, cs_ok = ints(c["seance"])
+    c_coup, cc_ok = ints(c["coup"])
+    known = cs_ok & cc_ok
+    # Unreadable keys take 0: their code is never read (the `*_ok` masks say so).
+    code, c_code = pair_codes((np.where(s_ok & c_ok, seance, 0), np.where(s_ok & c_ok, coup, 0)),
+                              (c_seance[known], c_coup[known]))
+    table, first = np.unique(c_code, return_index=True)
+    at, found = lookup(table, code)
+    # The codes order by séance first: a séance's rank goes up where the séance changes.
+    table_seance = c_seance[known][first]
+    seance_rank = np.cumsum(np.r_[True, table_seance[1:] != table_seance[:-1]]) - 1 if len(table) else table
+    return Stakes(seance, s_ok, coup, c_ok, rang, r_ok, code, found & s_ok & c_ok, at,
+                  seance_rank[at] if len(table) else np.zeros(len(code), dtype=np.int64))
