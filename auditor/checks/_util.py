@@ -131,3 +131,17 @@ def fillable(breaks: pd.DataFrame, carnet, table: str, keys: list[str], col: str
             pairs = pairs[((n >= pairs["first"]) & (n <= pairs["last"])).fillna(False).to_numpy(bool)]
         out[pairs["_at"].to_numpy(dtype=np.int64)] = True
     return out
+
+
+# The key columns of a table as numpy, for rules that build their findings
+# from positions (values at missing cells are never read: 0 stands there).
+def rows_of(df: pd.DataFrame) -> np.ndarray:
+    return df["_row"].to_numpy()
+
+
+def seance_of(df: pd.DataFrame) -> np.ndarray:
+    return df["seance"].to_numpy(dtype=np.int64, na_value=0)
+
+
+def coup_of(df: pd.DataFrame) -> np.ndarray:
+    return df["coup"].to_numpy(dtype=np.int64, na_value=0)

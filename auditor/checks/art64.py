@@ -10,8 +10,9 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit, fillable, records, sequence_breaks
-from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
-from auditor.frames import shared_codes
+from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, verifiable_at
+from auditor.frames import ints, shared_codes
+from auditor.checks._util import coup_of, rows_of, seance_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS, STAKES
@@ -75,17 +76,22 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: total_a 50,00 € when side a's stakes hold 45,00 €.
     Compliant: total_a 45,00 € for stakes holding 45,00 €; in chouette, total_a = what the chouette holds + en dehors.
     """
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    held_a, sur = v["held_a"][0], v["sur_chouette"][0]
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for kind in ("simple", "chouette"):
-        c = verifiable_coups(carnet, kind)
+        at = verifiable_at(carnet, kind)
         for side in ("a", "b"):
             # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
-            total, mass = f"total_{side}_cents", f"mass_{side}"
-            hit = c[(c[total] != c[mass]).fillna(False).astype(bool)]
-            yield from emit(hit, lambda r, s=side, t=total, m=mass, k=kind: Violation(
-                table="coups", row=r["_row"], column=t, seance=r["seance"], coup=r["coup"], kind=k,
-                expected=Cents(r[m]), found=Cents(r[t]),
-                params={"side": s, "total_cents": r[t], "held_cents": r[m], "held_a_cents": r["held_a"],
-                        "sur_chouette_cents": r["sur_chouette"]}))
+            total, mass = f"total_{side}_cents", v[f"mass_{side}"][0]
+            t, t_ok = ints(coups[total])
+            for i in at[t_ok[at] & (t[at] != mass[at])]:
+                yield Violation(
+                    table="coups", row=int(rows[i]), column=total, seance=int(seance[i]), coup=int(coup[i]),
+                    kind=kind, expected=Cents(int(mass[i])), found=Cents(int(t[i])),
+                    params={"side": side, "total_cents": int(t[i]), "held_cents": int(mass[i]),
+                            "held_a_cents": int(held_a[i]), "sur_chouette_cents": int(sur[i])})
 
 
 @check("EC64-04", needs=("coups.type", *STAKES))
@@ -96,26 +102,29 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: side a holds 120,00 €, side b 100,00 €; pontes holding 120 € against a chouette of 100 €.
     Compliant: both sides hold 100,00 €; pontes holding 80 € against a chouette of 100 €.
     """
-    c = verifiable_coups(carnet, "simple")
-    hit = c[c["held_a"] != c["held_b"]]
-    yield from emit(hit, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
-        expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
-                "excess_cents": abs(r["held_a"] - r["held_b"])}))
-    c = verifiable_coups(carnet, "chouette")
-    negative = c[c["sur_chouette"] < 0]
-    yield from emit(negative, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_negative",
-        expected=Cents(0), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
-                "excess_cents": -r["sur_chouette"]}))
-    over = c[(c["sur_chouette"] > c["chouette_cents"]).fillna(False).astype(bool)]
-    yield from emit(over, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_over",
-        expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
-                "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    a, b, sur = v["held_a"][0], v["held_b"][0], v["sur_chouette"][0]
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    at = verifiable_at(carnet, "simple")
+    for i in at[a[at] != b[at]]:
+        ha, hb = int(a[i]), int(b[i])
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="simple", expected=Cents(min(ha, hb)), found=Cents(max(ha, hb)),
+                        params={"held_a_cents": ha, "held_b_cents": hb, "excess_cents": abs(ha - hb)})
+    at = verifiable_at(carnet, "chouette")
+    for i in at[sur[at] < 0]:
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="chouette_negative", expected=Cents(0), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
+                                "sur_chouette_cents": int(sur[i]), "excess_cents": -int(sur[i])})
+    ch, ch_ok = ints(coups["chouette_cents"])
+    for i in at[ch_ok[at] & (sur[at] > ch[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="chouette_over", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
+                                "sur_chouette_cents": int(sur[i]), "chouette_cents": int(ch[i]),
+                                "excess_cents": int(sur[i]) - int(ch[i])})
 
 
 @check("EC64-05", needs=("mises.rang", *STAKES))

@@ -6,10 +6,10 @@ from typing import Iterator
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
-from auditor.derived.amounts import verifiable_coups
+from auditor.checks._util import coup_of, emit, rows_of, seance_of
+from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
-from auditor.frames import eq
+from auditor.frames import eq, ints
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES, CHOUETTE_STATE
@@ -91,12 +91,17 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
     Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
     """
-    c = verifiable_coups(carnet, "chouette")
-    hit = c[((c["held_a"] > 0) & (c["sur_chouette"] < c["chouette_cents"])).fillna(False).astype(bool)]
-    yield from emit(hit, lambda r: _coup(
-        r, "en_dehors_cents", "default", expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "sur_chouette_cents": r["sur_chouette"],
-                "chouette_cents": r["chouette_cents"]}))
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    held_a, sur = v["held_a"][0], v["sur_chouette"][0]
+    ch, ch_ok = ints(coups["chouette_cents"])
+    at = verifiable_at(carnet, "chouette")
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
+                        coup=int(coup[i]), kind="default", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(held_a[i]), "sur_chouette_cents": int(sur[i]),
+                                "chouette_cents": int(ch[i])})
 
 
 @check("EC65-05", needs=("coups.type", *STAKES))
@@ -107,8 +112,12 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
     Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
     """
-    c = verifiable_coups(carnet, "chouette")
-    hit = c[(c["en_dehors_cents"] != c["held_a"]).fillna(False).astype(bool)]
-    yield from emit(hit, lambda r: _coup(
-        r, "en_dehors_cents", "default", expected=Cents(r["held_a"]), found=Cents(r["en_dehors_cents"]),
-        params={"held_a_cents": r["held_a"], "en_dehors_cents": r["en_dehors_cents"]}))
+    coups = carnet.df("coups")
+    held_a = amount_arrays(carnet)["held_a"][0]
+    out, out_ok = ints(coups["en_dehors_cents"])
+    at = verifiable_at(carnet, "chouette")
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    for i in at[out_ok[at] & (out[at] != held_a[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
+                        coup=int(coup[i]), kind="default", expected=Cents(int(held_a[i])), found=Cents(int(out[i])),
+                        params={"held_a_cents": int(held_a[i]), "en_dehors_cents": int(out[i])})
