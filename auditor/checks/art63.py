@@ -13,7 +13,7 @@ from auditor.checks._util import emit, fillable, records, sequence_breaks
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import ordered_coups, play_order
 from auditor.derived.fiches import card_holders, fiche_register, holders, register
-from auditor.frames import eq, find, first_each, ints, pair_codes, present, running_max, shared_codes
+from auditor.frames import eq, find, is_value, py, first_each, ints, pair_codes, present, running_max, shared_codes
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -209,20 +209,31 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: joueur_b 7 loses coup 3 and holds the cards again at coup 4.
     Compliant: a chouetteur who loses coup 3 goes on as chouetteur at coup 4.
     """
-    c = ordered_coups(carnet)
-    g = c.groupby("seance", sort=False)
-    prev = pd.DataFrame({k: g[k].shift() for k in ("joueur_a", "joueur_b", "gagnant", "type", "coup")})
-    loser = prev["joueur_b"].where(eq(prev["gagnant"], "a"), prev["joueur_a"].where(eq(prev["gagnant"], "b")))
+    p = play_order(carnet)
+    c = carnet.df("coups")
+    a, a_ok = (x[p.at] for x in ints(c["joueur_a"]))
+    b, b_ok = (x[p.at] for x in ints(c["joueur_b"]))
+    won_a, won_b = is_value(c["gagnant"], "a")[p.at], is_value(c["gagnant"], "b")[p.at]
+    chouette = is_value(c["type"], "chouette")[p.at]
+
+    def before(x: np.ndarray) -> np.ndarray:   # the previous coup's (meaningful where `follows`)
+        return np.r_[x[:1], x[:-1]]
+
+    # The loser of the previous coup: joueur_b when side a won, joueur_a when side b won.
+    loser = np.where(before(won_a), before(b), before(a))
+    loser_ok = (before(won_a) & before(b_ok)) | (before(won_b) & before(a_ok))
     # A chouetteur who lost may hold the cards at the next coup only as chouetteur again.
-    chouetteur_again = (eq(prev["type"], "chouette") & eq(prev["gagnant"], "b") & eq(c["type"], "chouette"))
+    chouetteur_again = before(chouette) & before(won_b) & chouette
     # Only the coup numbered right after: across a gap, a repeated or an unreadable number it cannot be told.
-    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again & c["follows"]
-    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool) & c["follows"]
-    hit = c.assign(loser=loser, prev_coup=prev["coup"],
-                   column=pd.Series("joueur_a", index=c.index).where(at_a, "joueur_b"))[at_a | at_b]
-    yield from emit(hit, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
-        found=str(r["loser"]), params={"joueur": r["loser"], "prev_coup": r["prev_coup"]}))
+    known = loser_ok & p.follows
+    at_a = known & a_ok & (a == loser) & ~chouetteur_again
+    at_b = known & b_ok & (b == loser)
+    rows = c["_row"].to_numpy()[p.at]
+    for i in np.flatnonzero(at_a | at_b):
+        joueur = int(loser[i])
+        yield Violation(table="coups", row=int(rows[i]), column="joueur_a" if at_a[i] else "joueur_b",
+                        seance=int(p.seance[i]), coup=int(p.coup[i]), kind="default", found=str(joueur),
+                        params={"joueur": joueur, "prev_coup": int(p.coup[i - 1])})
 
 
 @check("EC63-06", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche,tenir_cartes"))
@@ -288,24 +299,32 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séance 2 `R4411 B4412 V4413`, séance 3 `R4414 B4415 V4416`.
     """
     s = carnet.df("seances")
-    s = s[s["seance"].notna()]
+    s = s[present(s["seance"])]
     # Deck identifiers are compared as a clerk reads them: case and surrounding blanks do not matter.
-    decks = s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
-    decks = decks.map(lambda ids: [d for d in ids if d])
-    listed, distinct = decks.map(len), decks.map(lambda ids: len(set(ids)))
+    # (The text operations stay pandas' own; the few séances are then plain Python lists.)
+    decks = [[d for d in ids if d] for ids in
+             s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True).tolist()]
+    seances, rows, jeux = s["seance"].tolist(), s["_row"].tolist(), s["jeux"].tolist()
     want = profile.decks_per_seance
-    bad = s.assign(listed=listed, distinct=distinct)[(listed != want) | (distinct != want)]
-    yield from emit(bad, lambda r: Violation(
-        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="count",
-        expected=str(want), found=str(r["distinct"]),
-        params={"jeux": r["jeux"] or "", "listed": r["listed"], "distinct": r["distinct"], "want": want}))
-    used = s[["seance", "_row"]].assign(deck=decks).explode("deck").dropna(subset=["deck"])
-    used = used.drop_duplicates(["seance", "deck"], keep="first")
-    used = used.assign(earlier=used.groupby("deck")["seance"].transform("min"))
-    reused = used[used["earlier"] < used["seance"]]
-    yield from emit(reused, lambda r: Violation(
-        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="reused", found=r["deck"],
-        params={"deck": r["deck"], "earlier": r["earlier"]}))
+    for seance, row, text, ids in zip(seances, rows, jeux, decks):
+        listed, distinct = len(ids), len(set(ids))
+        if listed != want or distinct != want:
+            yield Violation(table="seances", row=row, column="jeux", seance=seance, kind="count",
+                            expected=str(want), found=str(distinct),
+                            params={"jeux": py(text) or "", "listed": listed, "distinct": distinct, "want": want})
+    used, seen = [], set()
+    for seance, row, ids in zip(seances, rows, decks):
+        for deck in ids:
+            if (seance, deck) not in seen:
+                seen.add((seance, deck))
+                used.append((seance, row, deck))
+    earliest: dict = {}
+    for seance, _, deck in used:
+        earliest[deck] = min(earliest.get(deck, seance), seance)
+    for seance, row, deck in used:
+        if earliest[deck] < seance:
+            yield Violation(table="seances", row=row, column="jeux", seance=seance, kind="reused", found=deck,
+                            params={"deck": deck, "earlier": earliest[deck]})
 
 
 @check("EC63-08", needs=("fiches.seance,fiche",))
