@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.checks._util import breaks_of, emit, fillable, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import ordered_coups, play_order
 from auditor.derived.fiches import card_holders, fiche_register, holders, register
@@ -335,7 +335,11 @@ def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Non-compliant: séance 2 registers fiches 1, 2, 4; or fiche 3 twice.
     Compliant: séance 2 registers fiches 1 … 40, in any row order.
     """
-    breaks = sequence_breaks(carnet.df("fiches"), ["seance"], "fiche")
+    fiches = carnet.df("fiches")
+    found = breaks_of(fiches, ["seance"], "fiche")
+    if not found:       # None, or no break: the usual case
+        return
+    breaks = found.frame(fiches, ["seance"])
     # Row order of the register is free: only duplicates and missing numbers matter.
     breaks = breaks[(breaks["kind"] != "order").to_numpy() & ~fillable(breaks, carnet, "fiches", ["seance"], "fiche")]
     for r in records(breaks):

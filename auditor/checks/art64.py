@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, fillable, records, sequence_breaks
+from auditor.checks._util import breaks_of, emit, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, verifiable_at
 from auditor.frames import ints, shared_codes
 from auditor.checks._util import coup_of, rows_of, seance_of
@@ -19,9 +19,11 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _repeated(carnet: Carnet) -> pd.DataFrame:
-    c = carnet.df("coups")
-    return c.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
+def _repeated(carnet: Carnet) -> pd.DataFrame | None:
+    repeated = repeated_coups(carnet).to_numpy()
+    if not repeated.any():
+        return None
+    return carnet.df("coups").loc[repeated, ["seance", "coup"]].drop_duplicates()
 
 
 def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
@@ -30,7 +32,10 @@ def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
     if skip is not None and len(skip):
         out = df[keys].merge(skip, how="left", on=keys, indicator=True)
         df = df[(out["_merge"] != "both").to_numpy()]
-    breaks = sequence_breaks(df, keys, col)
+    found = breaks_of(df, keys, col)
+    if not found:       # None, or no break: the usual case
+        return
+    breaks = found.frame(df, keys)
     for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
