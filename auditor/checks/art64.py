@@ -10,8 +10,8 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit, fillable, records
-from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, verifiable_at
-from auditor.frames import ints, shared_codes
+from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
+from auditor.frames import ints, is_value, present
 from auditor.checks._util import coup_of, rows_of, seance_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -141,17 +141,21 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     Compliant: only the last stakes of the heavier side are returned, the last ones fully first.
     """
     m = carnet.df("mises")
-    m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1).to_numpy()]
-    amounts = coup_amounts(carnet)
-    bad_coups = amounts.loc[amounts["unverifiable"], ["seance", "coup"]].dropna()
-    codes, bad_codes = shared_codes(m, bad_coups)
-    keep = ~np.isin(codes, bad_codes)
-    m, codes = m[keep], codes[keep]
-    rang = m["rang"].to_numpy(np.int64)
-    side = (m["cote"].to_numpy(object) == "b").astype(np.int64)
-    montant = m["montant_cents"].to_numpy(np.int64)
-    restitue = m["restitue_cents"].to_numpy(np.int64)
-    pos = np.arange(len(m))
+    st = stakes(carnet)
+    montant, montant_ok = ints(m["montant_cents"])
+    restitue, restitue_ok = ints(m["restitue_cents"])
+    readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
+    # The stakes of a coup whose amounts cannot be verified are left out.
+    unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
+    bad = np.zeros(len(st.coups_rank) + 1, dtype=bool)
+    bad[st.coups_rank[unverifiable]] = True
+    keep = np.flatnonzero(readable & ~(st.in_coups & bad[np.where(st.in_coups, st.coup_rank, -1)]))
+    m_at = keep
+    codes = st.coup_code[keep]
+    rang = st.rang[keep]
+    side = is_value(m["cote"], "b")[keep].astype(np.int64)
+    montant, restitue = montant[keep], restitue[keep]
+    pos = np.arange(len(keep))
     returned = restitue > 0
     # Rank order: (séance, coup, rang, row); usually the table's own order, then no sort.
     in_order = bool(np.all((codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (rang[1:] >= rang[:-1]))))
@@ -169,10 +173,10 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     # The first late stake of each (coup, side), listed in rank order.
     count = np.cumsum(late)
     late = o[late & (count - np.maximum.accumulate(np.where(start, count - late, 0)) == 1)] if len(o) else o
-    rank_of = np.empty(len(m), dtype=np.int64)
-    rank_of[by_rank] = np.arange(len(m))
+    rank_of = np.empty(len(keep), dtype=np.int64)
+    rank_of[by_rank] = np.arange(len(keep))
     late = late[np.argsort(rank_of[late], kind="stable")]
-    yield from emit(m.iloc[late], lambda r: Violation(
+    yield from emit(m.iloc[m_at[late]], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
@@ -183,7 +187,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
         coup_start = np.r_[True, rc[1:] != rc[:-1]]
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
-        yield from emit(m.iloc[first], lambda r: Violation(
+        yield from emit(m.iloc[m_at[first]], lambda r: Violation(
             table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
