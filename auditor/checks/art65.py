@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import coup_of, emit, rows_of, seance_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
-from auditor.frames import eq, ints
+from auditor.frames import eq, ints, is_value, present, py
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES, CHOUETTE_STATE
@@ -30,14 +32,26 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
     Compliant: the run opens with `adjudication`; `chouette` and `en_dehors` filled on every coup.
     """
     s = chouette_state(carnet)
-    start = s[s["run_start"] & ~eq(s["evenement"], "adjudication") & ~s["evenement_unreadable"]]
-    yield from emit(start, lambda r: _coup(
-        r, "evenement", "no_adjudication", expected="adjudication", found=r["evenement"] or "",
-        params={"joueur": r["joueur_a"], "evenement": r["evenement"] or ""}))
+    if s.empty:
+        return
+    rows, seance, coup = rows_of(s), seance_of(s), coup_of(s)
+    start = s["run_start"].to_numpy() & ~is_value(s["evenement"], "adjudication") & ~s["evenement_unreadable"].to_numpy()
+    if start.any():
+        events, players = s["evenement"].tolist(), s["joueur_a"].tolist()
+        for i in np.flatnonzero(start):
+            event = py(events[i]) or ""
+            yield Violation(table="coups", row=int(rows[i]), column="evenement", seance=int(seance[i]),
+                            coup=int(coup[i]), kind="no_adjudication", expected="adjudication", found=event,
+                            params={"joueur": py(players[i]), "evenement": event})
+    at = s.index
     for field, kind in (("chouette_cents", "no_chouette"), ("en_dehors_cents", "no_en_dehors")):
-        # An unreadable cell is already an EC00-02: only an empty one is missing.
-        empty = s[s[field].isna() & ~carnet.unreadable_cells("coups", field).loc[s.index]]
-        yield from emit(empty, lambda r, f=field, k=kind: _coup(r, f, k, found=""))
+        empty = ~present(s[field])
+        if empty.any():
+            # An unreadable cell is already an EC00-02: only an empty one is missing.
+            empty &= ~carnet.unreadable_cells("coups", field).loc[at].to_numpy()
+            for i in np.flatnonzero(empty):
+                yield Violation(table="coups", row=int(rows[i]), column=field, seance=int(seance[i]),
+                                coup=int(coup[i]), kind=kind, found="")
 
 
 @check("EC65-02", needs=CHOUETTE_STATE)
