@@ -31,8 +31,11 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
     m = carnet.df("mises")
     step = profile.stake_step_cents
     for field in ("montant_cents", "restitue_cents"):
-        hit = m[(m[field] % step != 0).fillna(False).astype(bool)]
-        yield from emit(hit, lambda r, f=field: Violation(
+        value, ok = ints(m[field])
+        hit = np.flatnonzero(ok & (value % step != 0))
+        if not len(hit):
+            continue
+        yield from emit(m.iloc[hit], lambda r, f=field: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
@@ -47,15 +50,18 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     low = profile.min_stake_cents
+    montant, montant_ok = ints(m["montant_cents"])
+    restitue, restitue_ok = ints(m["restitue_cents"])
     cases = (
-        ("below_min", "montant_cents", (m["montant_cents"] < low), lambda r: Cents(low)),
-        ("restitue_negative", "restitue_cents", (m["restitue_cents"] < 0), lambda r: Cents(0)),
-        ("restitue_over", "restitue_cents", (m["restitue_cents"] > m["montant_cents"]),
+        ("below_min", "montant_cents", montant_ok & (montant < low), lambda r: Cents(low)),
+        ("restitue_negative", "restitue_cents", restitue_ok & (restitue < 0), lambda r: Cents(0)),
+        ("restitue_over", "restitue_cents", montant_ok & restitue_ok & (restitue > montant),
          lambda r: Cents(r["montant_cents"])),
     )
     for kind, field, mask, expected in cases:
-        hit = m[mask.fillna(False).astype(bool)]
-        yield from emit(hit, lambda r, k=kind, f=field, e=expected: Violation(
+        if not mask.any():
+            continue
+        yield from emit(m.iloc[np.flatnonzero(mask)], lambda r, k=kind, f=field, e=expected: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             expected=e(r), found=Cents(r[f]), kind=k,
             params={"amount_cents": r[f], "montant_cents": r["montant_cents"], "min_cents": low}))

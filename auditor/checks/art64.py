@@ -11,7 +11,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
-from auditor.frames import ints, is_value, present
+from auditor.frames import first_each, ints, is_value, present
 from auditor.checks._util import coup_of, rows_of, seance_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -248,19 +248,25 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séances 4 and 5 both dated 2026-03-02.
     """
     s = carnet.df("seances")
-    s = s[s["seance"].notna()]
-    dup = s[s.duplicated("seance", keep="first")]
-    yield from emit(dup, lambda r: Violation(
-        table="seances", row=r["_row"], column="seance", seance=r["seance"], kind="duplicate",
-        found=str(r["seance"])))
-    u = s[~s.duplicated("seance", keep="first") & s["date"].notna()].sort_values("seance", kind="stable")
-    latest = u["date"].cummax().shift()
-    u = u.assign(latest=latest)
-    back = u[(u["date"] < u["latest"]).fillna(False).astype(bool)]
-    yield from emit(back, lambda r: Violation(
-        table="seances", row=r["_row"], column="date", seance=r["seance"], kind="order",
-        expected=Day.of(r["latest"], "≥ "), found=Day.of(r["date"]),
-        params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
+    number, ok = ints(s["seance"])
+    at = np.flatnonzero(ok)
+    first = np.zeros(len(at), dtype=bool)
+    first[first_each(number[at])] = True
+    rows = rows_of(s)
+    for i in at[~first]:
+        yield Violation(table="seances", row=int(rows[i]), column="seance", seance=int(number[i]), kind="duplicate",
+                        found=str(int(number[i])))
+    u = at[first & present(s["date"])[at]]
+    u = u[np.argsort(number[u], kind="stable")]
+    if len(u) < 2:
+        return
+    days = s["date"].to_numpy()[u]
+    latest = np.maximum.accumulate(days)
+    for k in np.flatnonzero(days[1:] < latest[:-1]) + 1:
+        day, before = s["date"].iloc[u[k]], pd.Timestamp(latest[k - 1])
+        yield Violation(table="seances", row=int(rows[u[k]]), column="date", seance=int(number[u[k]]), kind="order",
+                        expected=Day.of(before, "≥ "), found=Day.of(day),
+                        params={"date": Day.of(day), "latest": Day.of(before)})
 
 
 @check("EC64-09", needs=(COUP_KEYS, "mises.seance,coup"))
