@@ -211,9 +211,14 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    s = s[s["date"].notna()]
-    early = s[s["date"] < row["date_debut"]].sort_values(["date", "seance", "_row"]).head(1)
-    yield from emit(early, lambda r: Violation(
+    days = s["date"].to_numpy()
+    early = np.flatnonzero(present(s["date"]) & (days < np.datetime64(row["date_debut"])))
+    if len(early):
+        # The earliest: by date, then séance (an unreadable one last), then row.
+        number, ok = ints(s["seance"])
+        first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
+        early = early[first]
+    yield from emit(s.iloc[early], lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
@@ -228,12 +233,15 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    missing = s[s["timbre"].isna() & ~carnet.unreadable_cells("seances", "timbre")]
-    yield from emit(missing, lambda r: Violation(
+    stamp, day = present(s["timbre"]), present(s["date"])
+    missing = ~stamp
+    if missing.any():
+        missing &= ~carnet.unreadable_cells("seances", "timbre").to_numpy()
+    yield from emit(s.iloc[np.flatnonzero(missing)], lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
-    wrong = s[(s["timbre"].notna() & s["date"].notna() & (s["timbre"] != s["date"]))]
-    yield from emit(wrong, lambda r: Violation(
+    wrong = stamp & day & (s["timbre"].to_numpy() != s["date"].to_numpy())
+    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
         expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
@@ -278,6 +286,6 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = coup_amounts(carnet)
-    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
-    yield from emit(hit, lambda r: Violation(
+    hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
+    yield from emit(a.iloc[np.flatnonzero(hit)], lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

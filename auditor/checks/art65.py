@@ -63,15 +63,21 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: adjudicated for 100 €, sautée at coup 4, remise of 100 € at coup 5.
     """
     s = chouette_state(carnet)
-    r = s[eq(s["evenement"], "remise")]
-    not_after = r[~r["prev_saute"].fillna(True).astype(bool)]
-    yield from emit(not_after, lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
+    if s.empty:
+        return
+    remise = is_value(s["evenement"], "remise")
+    if not remise.any():
+        return
+    prev_saute = s["prev_saute"].array
+    not_after = remise & ~prev_saute.to_numpy(dtype=bool, na_value=True)
+    yield from emit(s.iloc[np.flatnonzero(not_after)], lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
                                                params={"joueur": x["joueur_a"]}))
-    second = r[r["remises_before"] > 0]
-    yield from emit(second, lambda x: _coup(x, "evenement", "second_remise", found="remise",
+    second = remise & (s["remises_before"].to_numpy() > 0)
+    yield from emit(s.iloc[np.flatnonzero(second)], lambda x: _coup(x, "evenement", "second_remise", found="remise",
                                             params={"joueur": x["joueur_a"]}))
-    amount = r[(r["chouette_cents"] != r["adjudicated"]).fillna(False).astype(bool)]
-    yield from emit(amount, lambda x: _coup(
+    (ch, ch_ok), (adj, adj_ok) = ints(s["chouette_cents"]), ints(s["adjudicated"])
+    amount = remise & ch_ok & adj_ok & (ch != adj)
+    yield from emit(s.iloc[np.flatnonzero(amount)], lambda x: _coup(
         x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
@@ -85,15 +91,19 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     Compliant: sautée at coup 4, remise at coup 5; sautée again at coup 7, adjudication at coup 8.
     """
     s = chouette_state(carnet)
-    after = s[s["prev_saute"].fillna(False).astype(bool) & ~s["evenement_unreadable"]]
+    if s.empty:
+        return
+    after = s["prev_saute"].array.to_numpy(dtype=bool, na_value=False) & ~s["evenement_unreadable"].to_numpy()
+    if not after.any():
+        return
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
-    auction = after[after["sautes_upto_prev"] >= 2]
-    wrong = auction[~eq(auction["evenement"], "adjudication")]
-    yield from emit(wrong, lambda r: _coup(
+    auction = after & (s["sautes_upto_prev"].to_numpy() >= 2)
+    wrong = auction & ~is_value(s["evenement"], "adjudication")
+    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: _coup(
         r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
         params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
-    silent = after[after["evenement"].isna() & ~after.index.isin(auction.index)]
-    yield from emit(silent, lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
+    silent = after & ~present(s["evenement"]) & ~auction
+    yield from emit(s.iloc[np.flatnonzero(silent)], lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 
