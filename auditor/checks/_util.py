@@ -81,6 +81,7 @@ class Breaks:
         return len(self.at)
 
     def frame(self, df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+        """The breaks as `sequence_breaks` gives them, `df` being the table they were found in."""
         res = pd.DataFrame({k: df[k].to_numpy()[self.at].astype(np.int64) for k in keys})
         res["kind"] = _KINDS[self.kind]
         res["first"], res["last"], res["found"] = self.first, self.last, self.found
@@ -174,12 +175,15 @@ def fillable(breaks: pd.DataFrame, carnet, table: str, keys: list[str], col: str
 # The key columns of a table as numpy, for rules that build their findings
 # from positions (values at missing cells are never read: 0 stands there).
 def rows_of(df: pd.DataFrame) -> np.ndarray:
+    """The source rows."""
     return df["_row"].to_numpy()
 
 
 def seance_of(df: pd.DataFrame) -> np.ndarray:
+    """The séance numbers (0 where unreadable)."""
     return df["seance"].to_numpy(dtype=np.int64, na_value=0)
 
 
 def coup_of(df: pd.DataFrame) -> np.ndarray:
+    """The coup numbers (0 where unreadable)."""
     return df["coup"].to_numpy(dtype=np.int64, na_value=0)

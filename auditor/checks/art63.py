@@ -11,9 +11,9 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit, fillable, records
 from auditor.derived.amounts import stakes
-from auditor.derived.chouette import ordered_coups, play_order
-from auditor.derived.fiches import card_holders, fiche_register, holders, register
-from auditor.frames import eq, find, is_value, py, first_each, ints, pair_codes, present, running_max, shared_codes
+from auditor.derived.chouette import play_order
+from auditor.derived.fiches import holders, register
+from auditor.frames import find, first_each, ints, is_value, pair_codes, present, py, running_max
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -68,12 +68,6 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
 
 
 # -- fiches, card holders, decks -------------------------------------------------
-
-def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
-    if (uncertain == -1).any():
-        return pd.Series(True, index=seances.index)
-    return seances.isin(uncertain.tolist()).astype(bool)
-
 
 @check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date"),
        needs_if_present=("seances.seance,date",))

@@ -11,7 +11,7 @@ from auditor.catalogue import Profile
 from auditor.checks._util import coup_of, emit, rows_of, seance_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
-from auditor.frames import eq, ints, is_value, present, py
+from auditor.frames import ints, is_value, present, py
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES, CHOUETTE_STATE

@@ -10,7 +10,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
 from auditor.derived.levy import chouette_levy, simple_levy
-from auditor.frames import eq, ints, is_value
+from auditor.frames import ints, is_value
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES

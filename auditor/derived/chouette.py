@@ -22,7 +22,7 @@ import pandas as pd
 from auditor.carnet import Carnet
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq, ints, is_value, pair_codes, present
+from auditor.frames import ints, is_value, pair_codes, present
 
 @dataclass(frozen=True)
 class Play:
