@@ -93,34 +93,45 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
     """The breaks of `sequence_breaks` (None when no row has its keys and number)."""
     parts = [ints(df[k]) for k in keys + [col]]
     ok = np.logical_and.reduce([p[1] for p in parts])
-    rows = np.flatnonzero(ok)
+    whole = bool(ok.all())
+    rows = np.arange(len(ok)) if whole else np.flatnonzero(ok)
     if not len(rows):
         return None
-    cols = [p[0][rows] for p in parts]
+    cols = [p[0] if whole else p[0][rows] for p in parts]
     g = cols[0] if len(keys) == 1 else pair_codes((cols[0], cols[1]))[0]
     v = cols[-1]
-    pos = np.arange(len(rows))
+    n = len(rows)
+    pos = np.arange(n)
     # Duplicates: a (group, number) seen at an earlier position.
     # Carnets are almost always written in order already: then no sort at all.
-    g_up = bool(np.all(g[1:] >= g[:-1]))
-    in_order = g_up and bool(np.all((g[1:] > g[:-1]) | (v[1:] >= v[:-1])))
-    by_value = pos if in_order else np.lexsort((pos, v, g))
-    gv, vv = g[by_value], v[by_value]
+    g_step = g[1:] > g[:-1]
+    g_up = bool(np.all(g_step | (g[1:] == g[:-1])))
+    in_order = g_up and bool(np.all(g_step | (v[1:] >= v[:-1])))
+    if in_order:
+        by_value, gv, vv = pos, g, v
+    else:
+        by_value = np.lexsort((pos, v, g))
+        gv, vv = g[by_value], v[by_value]
     first_seen = np.r_[True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1])]
-    dup = np.empty(len(rows), dtype=bool)
-    dup[by_value] = ~first_seen
-    # Order: lower than the highest number already seen in the group (row order).
-    by_group = pos if g_up else np.argsort(g, kind="stable")
-    gg, vg = g[by_group], v[by_group]
-    group_start = _segment_starts(gg)
-    running = running_max(vg, group_start)
-    lower = np.r_[False, vg[1:] < running[:-1]] & ~group_start
-    order = np.empty(len(rows), dtype=bool)
-    order[by_group] = lower
-    order &= ~dup
+    if in_order:
+        dup = ~first_seen
+        # Numbers never go down within a group: nothing is out of order.
+        order = np.zeros(n, dtype=bool)
+    else:
+        dup = np.empty(n, dtype=bool)
+        dup[by_value] = ~first_seen
+        # Order: lower than the highest number already seen in the group (row order).
+        by_group = pos if g_up else np.argsort(g, kind="stable")
+        gg, vg = (g, v) if g_up else (g[by_group], v[by_group])
+        group_start = _segment_starts(gg)
+        running = running_max(vg, group_start)
+        lower = np.r_[False, vg[1:] < running[:-1]] & ~group_start
+        order = np.empty(n, dtype=bool)
+        order[by_group] = lower
+        order &= ~dup
     # Gaps: between consecutive distinct numbers, located at the row of the
     # number that follows the gap (its first occurrence).
-    u = by_value[first_seen]
+    u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
     ug, uv = g[u], v[u]
     new_group = _segment_starts(ug)
     prev = np.r_[0, uv[:-1]]

@@ -149,41 +149,58 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
     bad = np.zeros(len(st.coups_rank) + 1, dtype=bool)
     bad[st.coups_rank[unverifiable]] = True
-    keep = np.flatnonzero(readable & ~(st.in_coups & bad[np.where(st.in_coups, st.coup_rank, -1)]))
+    keep = readable
+    if unverifiable.any():
+        keep = keep & ~(st.in_coups & bad[np.where(st.in_coups, st.coup_rank, -1)])
+    keep = np.flatnonzero(keep)
     m_at = keep
-    codes = st.coup_code[keep]
-    rang = st.rang[keep]
-    side = is_value(m["cote"], "b")[keep].astype(np.int64)
-    montant, restitue = montant[keep], restitue[keep]
+    # Every stake kept, in rank order already: the usual case, where no array is copied.
+    whole = len(keep) == len(m)
+    codes = st.coup_code if whole else st.coup_code[keep]
+    rang = st.rang if whole else st.rang[keep]
+    side = is_value(m["cote"], "b")
+    side = side if whole else side[keep]
+    montant, restitue = (montant, restitue) if whole else (montant[keep], restitue[keep])
     pos = np.arange(len(keep))
     returned = restitue > 0
     # Rank order: (séance, coup, rang, row); usually the table's own order, then no sort.
-    in_order = bool(np.all((codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (rang[1:] >= rang[:-1]))))
+    code_step = codes[1:] - codes[:-1] if len(codes) else codes
+    in_order = bool(np.all((code_step > 0) | ((code_step == 0) & (rang[1:] >= rang[:-1]))))
     by_rank = pos if in_order else np.lexsort((pos, rang, codes))
-    cr = codes[by_rank]
+
+    def ranked(x: np.ndarray) -> np.ndarray:
+        return x if in_order else x[by_rank]
+
+    cr = ranked(codes)
     new_coup = np.r_[True, cr[1:] != cr[:-1]] if len(cr) else np.zeros(0, bool)
-    # The same within each (coup, side): a stable sort on a dense key keeps rank order.
-    o = by_rank[np.argsort((np.cumsum(new_coup) - 1) * 2 + side[by_rank], kind="stable")]
+    starts = np.flatnonzero(new_coup)
+    sizes = np.diff(np.r_[starts, len(cr)])
+    on_b = ranked(side)
+    back = ranked(returned)
+
+    def so_far(hits: np.ndarray) -> np.ndarray:
+        """How many of `hits` up to and with each stake, on its side of its coup (rank order).
+        Both sides' counts run in one integer: side a's in the low 32 bits, side b's above."""
+        h = np.where(on_b, hits.astype(np.int64) << 32, hits.astype(np.int64))
+        total = np.cumsum(h)
+        within = total - np.repeat((total - h)[starts], sizes)
+        return np.where(on_b, within >> 32, within & 0xFFFFFFFF)
+
     # Was anything returned before this stake, on its side of its coup?
-    cg, sg = codes[o], side[o]
-    start = np.r_[True, (cg[1:] != cg[:-1]) | (sg[1:] != sg[:-1])] if len(o) else np.zeros(0, bool)
-    before = np.cumsum(returned[o]) - returned[o]
-    before = before - np.maximum.accumulate(np.where(start, before, 0)) if len(o) else before
-    late = (before > 0) & (restitue[o] < montant[o])
+    before = so_far(back) - back
+    late = (before > 0) & ranked(restitue < montant)
     # The first late stake of each (coup, side), listed in rank order.
-    count = np.cumsum(late)
-    late = o[late & (count - np.maximum.accumulate(np.where(start, count - late, 0)) == 1)] if len(o) else o
-    rank_of = np.empty(len(keep), dtype=np.int64)
-    rank_of[by_rank] = np.arange(len(keep))
-    late = late[np.argsort(rank_of[late], kind="stable")]
+    late = np.flatnonzero(late)     # few: the first of each (coup, side) taken among them alone
+    group = (np.searchsorted(starts, late, side="right") - 1) * 2 + on_b[late]
+    late = by_rank[late[first_each(group)]]
     yield from emit(m.iloc[m_at[late]], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
     # A coup with returns on both sides: its first return (in rank order).
-    ret = by_rank[returned[by_rank]]
+    ret = by_rank[back]
     if len(ret):
-        rc, rs = codes[ret], side[ret]
+        rc, rs = codes[ret], side[ret].astype(np.int64)
         coup_start = np.r_[True, rc[1:] != rc[:-1]]
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
