@@ -149,18 +149,23 @@ def stakes(carnet: Carnet) -> Stakes:
     c_seance, cs_ok = ints(c["seance"])
     c_coup, cc_ok = ints(c["coup"])
     known = cs_ok & cc_ok
+    keyed = s_ok & c_ok
     # Unreadable keys take 0: their code is never read (the `*_ok` masks say so).
-    code, c_code = pair_codes((np.where(s_ok & c_ok, seance, 0), np.where(s_ok & c_ok, coup, 0)),
-                              (c_seance[known], c_coup[known]))
+    pair = (seance, coup) if keyed.all() else (np.where(keyed, seance, 0), np.where(keyed, coup, 0))
+    code, c_code = pair_codes(pair, (c_seance[known], c_coup[known]))
     table, first = np.unique(c_code, return_index=True)
-    at, found = lookup(table, code)
     # The codes order by séance first: a séance's rank goes up where the séance changes.
     table_seance = c_seance[known][first]
     seance_rank = np.cumsum(np.r_[True, table_seance[1:] != table_seance[:-1]]) - 1 if len(table) else table
+    # A coup's stakes are usually written together: look each run of one code up once.
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if len(code) else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, len(code)])
+    at, found = lookup(table, code[starts])
+    s_rank = seance_rank[at] if len(table) else np.zeros(len(at), dtype=np.int64)
+    at, found, s_rank = np.repeat(at, sizes), np.repeat(found, sizes), np.repeat(s_rank, sizes)
     coups_rank = np.full(len(c), -1, dtype=np.int64)
     coups_rank[known] = np.searchsorted(table, c_code)
-    return Stakes(seance, s_ok, coup, c_ok, rang, r_ok, code, found & s_ok & c_ok, at,
-                  seance_rank[at] if len(table) else np.zeros(len(code), dtype=np.int64), coups_rank)
+    return Stakes(seance, s_ok, coup, c_ok, rang, r_ok, code, found & keyed, at, s_rank, coups_rank)
 
 
 @per_carnet
