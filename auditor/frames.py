@@ -119,8 +119,8 @@ def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     int64 arrays, the same code for the same pair everywhere and ordered like
     the pairs. Small non-negative pairs pack into one integer; else ranked."""
     sizes = np.cumsum([len(a) for a, _ in pairs])[:-1]
-    a = np.concatenate([p[0] for p in pairs])
-    b = np.concatenate([p[1] for p in pairs])
+    a = np.concatenate([p[0] for p in pairs]) if len(pairs) > 1 else pairs[0][0]
+    b = np.concatenate([p[1] for p in pairs]) if len(pairs) > 1 else pairs[0][1]
     if len(a) == 0:
         return [np.zeros(0, dtype=np.int64) for _ in pairs]
     if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:

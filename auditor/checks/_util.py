@@ -131,8 +131,11 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
         order &= ~dup
     # Gaps: between consecutive distinct numbers, located at the row of the
     # number that follows the gap (its first occurrence).
-    u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
-    ug, uv = g[u], v[u]
+    if in_order and first_seen.all():     # no repeat either: every row is its number's first
+        u, ug, uv = pos, g, v
+    else:
+        u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
+        ug, uv = g[u], v[u]
     new_group = _segment_starts(ug)
     prev = np.r_[0, uv[:-1]]
     start = new_group & (uv != 1)
