@@ -10,7 +10,7 @@ from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from dataclasses import dataclass
 
-from auditor.frames import eq, group_sums, ints, is_value, lookup, pair_codes, present
+from auditor.frames import group_sums, ints, is_value, lookup, pair_codes, present
 
 
 @per_carnet
@@ -107,23 +107,16 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     return pd.DataFrame(columns, index=coups.index)
 
 
-@per_carnet
-def verifiable_coups(carnet: Carnet, kind: str) -> pd.DataFrame:
-    """Coups of `kind` (simple or chouette) whose amounts come from readable
-    stakes, with their held amounts and masses: the mass and total rules skip
-    a coup without any stake row, or with an unreadable stake."""
-    a = coup_amounts(carnet)
-    ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
-
-
 @dataclass(frozen=True)
 class Stakes:
     """The keys of `mises` as numpy arrays, one element per stake row: seance,
     coup, rang (0 where unreadable) and where each is readable (`*_ok`);
-    `coup_code`, the (séance, coup) code shared with `coups` (`coup_codes`),
+    `coup_code`, an integer that orders and compares like (séance, coup),
     meaningful where both are readable; `in_coups`, the stake's (séance,
-    coup) is a coup of `coups`."""
+    coup) is a coup of `coups`; where it is, `coup_rank` and `seance_rank`
+    number its coup and its séance in the order of play (0, 1, 2 …, dense);
+    `coups_rank`, the same coup number for each row of `coups` (-1 where its
+    séance or number cannot be read)."""
 
     seance: np.ndarray
     seance_ok: np.ndarray
@@ -170,7 +163,9 @@ def stakes(carnet: Carnet) -> Stakes:
 
 @per_carnet
 def verifiable_at(carnet: Carnet, kind: str) -> np.ndarray:
-    """The rows of `verifiable_coups` as positions in `coups` (numpy), in row order."""
+    """Coups of `kind` (simple or chouette) whose amounts come from readable
+    stakes, as positions in `coups`, in row order: the mass and total rules
+    skip a coup without any stake row, or with an unreadable stake."""
     a = coup_amounts(carnet)
     ok = is_value(a["type"], kind) & (a["n_mises"].to_numpy() > 0) & ~a["unverifiable"].to_numpy()
     return np.flatnonzero(ok)

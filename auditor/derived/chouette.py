@@ -26,11 +26,14 @@ from auditor.frames import ints, is_value, pair_codes, present
 
 @dataclass(frozen=True)
 class Play:
-    """The coups with a séance and a number in the order of play, as numpy
-    arrays (one element per such coup): `at`, the coup's position in `coups`;
-    seance, coup; `pos`, its position within its séance (0, 1, 2 …);
-    `follows`, its number is the previous coup's + 1 in the séance;
-    `new_seance`, it is the séance's first coup. See `ordered_coups`."""
+    """The coups with a séance and a number in the order of play: séance, then
+    coup number (rows out of numbering order are EC64-01's business only; a
+    repeated number keeps its rows' order). One element per such coup: `at`,
+    the coup's position in `coups`; seance, coup; `pos`, its position within
+    its séance (0, 1, 2 …); `follows`, it comes right after the previous one
+    (its number is the previous number + 1), so that a rule about "the next
+    coup" never bridges a gap, a repeat or an unreadable number;
+    `new_seance`, it is the séance's first coup."""
 
     at: np.ndarray
     seance: np.ndarray
@@ -42,7 +45,7 @@ class Play:
 
 @per_carnet
 def play_order(carnet: Carnet) -> Play:
-    """The order of play of `ordered_coups`, as numpy arrays."""
+    """The order of play, as numpy arrays (`Play`)."""
     c = carnet.df("coups")
     seance, s_ok = ints(c["seance"])
     coup, c_ok = ints(c["coup"])
@@ -61,22 +64,10 @@ def play_order(carnet: Carnet) -> Play:
 
 
 @per_carnet
-def ordered_coups(carnet: Carnet) -> pd.DataFrame:
-    """The coups with a séance and a number, in the order of play: séance, then
-    coup number (rows out of numbering order are EC64-01's business only; a
-    repeated number keeps its rows' order). `pos`: the coup's position within
-    its séance (0, 1, 2 …); `follows`: the coup comes right after the
-    previous one (its number is the previous number + 1), so that a rule
-    about "the next coup" never bridges a gap, a repeat or an unreadable number."""
-    p = play_order(carnet)
-    return carnet.df("coups").iloc[p.at].assign(pos=p.pos, follows=p.follows)
-
-
-@per_carnet
 def chouette_state(carnet: Carnet) -> pd.DataFrame:
     """One row per chouette coup (index of `coups`), in carnet order.
 
-    Columns, besides the coup's own: run (id), run_start, run_end (bool);
+    Columns, besides the coup's own and its `pos` and `follows` (`Play`): run (id), run_start, run_end (bool);
     segment (adjudication segment id), adjudicated (the `chouette` of the
     segment's adjudication coup, <NA> when the segment did not start with
     one); held_a, sur_chouette (levy basis of `coup_amounts`);

@@ -6,55 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
-from auditor.derived.chouette import ordered_coups, play_order
-from auditor.frames import eq, find, first_each, ints, is_value, pair_codes, present
-
-
-@per_carnet
-def fiche_register(carnet: Carnet) -> tuple[pd.DataFrame, pd.Series]:
-    """The fiche register, first row per (séance, fiche), and the séances whose
-    register cannot be trusted to be complete (a row with an unreadable séance
-    or number: a fiche "missing" there may be that very row).
-
-    Returns (register with seance, fiche, date, tenir_cartes, rank_unreadable, _row;
-    a boolean Series `uncertain` indexed by séance, plus key -1 = every séance).
-    """
-    f = carnet.df("fiches")
-    f = f.assign(rank_unreadable=carnet.unreadable_cells("fiches", "tenir_cartes"))
-    blind = f["seance"].isna() | f["fiche"].isna()
-    uncertain = set(f.loc[blind & f["seance"].notna(), "seance"].tolist())
-    if (blind & f["seance"].isna()).any():
-        uncertain.add(-1)
-    reg = f[~blind].drop_duplicates(["seance", "fiche"], keep="first")
-    return reg, pd.Series(sorted(uncertain), dtype="Int64")
-
-
-@per_carnet
-def card_holders(carnet: Carnet) -> pd.DataFrame:
-    """Who holds the cards at each coup: one row per (coup, side) with the
-    player's fiche, in carnet order. `chouetteur` marks joueur_a of a chouette
-    coup (he holds the cards by adjudication, not by the call)."""
-    c = ordered_coups(carnet)
-    parts = []
-    for side in ("a", "b"):
-        column = f"joueur_{side}"
-        p = c[["seance", "coup", "pos", "_row", "type", column]].rename(columns={column: "player"})
-        p = p.assign(column=column, side=side,
-                     chouetteur=eq(c["type"], "chouette") & (side == "a"), type_known=c["type"].notna())
-        parts.append(p[p["player"].notna()])
-    return pd.concat(parts).sort_values(["seance", "pos", "side"], kind="stable")
+from auditor.derived.chouette import play_order
+from auditor.frames import find, first_each, ints, is_value, pair_codes, present
 
 
 @dataclass(frozen=True)
 class Register:
-    """`fiche_register` as numpy arrays: `at`, the position in `fiches` of the
-    first row of each readable (séance, fiche), in row order; their seance and
-    fiche; `all_uncertain` (a row without a readable séance makes every
-    séance's register uncertain) and the `uncertain` séances otherwise."""
+    """The fiche register: `at`, the position in `fiches` of the first row of
+    each readable (séance, fiche), in row order; their seance and fiche; and
+    the séances whose register cannot be trusted to be complete (a row with
+    an unreadable séance or number: a fiche "missing" there may be that very
+    row): `all_uncertain` (a row without a readable séance makes every
+    séance's register uncertain), else the `uncertain` séances."""
 
     at: np.ndarray
     seance: np.ndarray
@@ -76,7 +42,7 @@ class Register:
 
 @per_carnet
 def register(carnet: Carnet) -> Register:
-    """The fiche register of `fiche_register`, as numpy arrays."""
+    """The fiche register, as numpy arrays."""
     f = carnet.df("fiches")
     seance, s_ok = ints(f["seance"])
     fiche, f_ok = ints(f["fiche"])
@@ -89,9 +55,11 @@ def register(carnet: Carnet) -> Register:
 
 @dataclass(frozen=True)
 class Holders:
-    """`card_holders` as numpy arrays, one element per (coup, side) with a
-    readable player, in carnet order: `play`, the index in `play_order`;
-    `side` (0: a, 1: b); seance, pos, player; `chouetteur`; `type_known`."""
+    """Who holds the cards at each coup: one element per (coup, side) with a
+    readable player, in carnet order (side a before side b): `play`, the
+    index in `play_order`; `side` (0: a, 1: b); seance, pos, player;
+    `chouetteur` marks joueur_a of a chouette coup (he holds the cards by
+    adjudication, not by the call); `type_known`, the coup's type is readable."""
 
     play: np.ndarray
     side: np.ndarray
@@ -104,7 +72,7 @@ class Holders:
 
 @per_carnet
 def holders(carnet: Carnet) -> Holders:
-    """Who holds the cards at each coup (`card_holders`), as numpy arrays."""
+    """Who holds the cards at each coup, as numpy arrays."""
     p = play_order(carnet)
     c = carnet.df("coups")
     a, a_ok = ints(c["joueur_a"])
