@@ -62,6 +62,9 @@ def test_play_order_sorts_like_the_four_keys(stakes, scale, rnd):
     coup = np.array([c for c, _, _ in stakes], dtype=np.int64)
     rang = np.array([r for _, r, _ in stakes], dtype=np.int64) * scale
     row = np.array(rows, dtype=np.int64) * 3 + 2
-    sel = np.arange(len(stakes))
-    got = _in_play_order(SimpleNamespace(coup_rank=coup, rang=rang), sel, row)
-    assert got.tolist() == np.lexsort((row, rang, coup)).tolist()
+    keys = SimpleNamespace(coup_rank=coup, rang=rang)
+    every = np.arange(len(stakes))
+    assert _in_play_order(keys, every, row).tolist() == np.lexsort((row, rang, coup)).tolist()
+    some = every[::2]      # a selection of the stakes (those of known coups)
+    want = some[np.lexsort((row[some], rang[some], coup[some]))]
+    assert _in_play_order(keys, some, row).tolist() == want.tolist()

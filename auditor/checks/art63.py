@@ -133,7 +133,8 @@ def _in_play_order(st, sel: np.ndarray, row: np.ndarray) -> np.ndarray:
     first), else four; no sort at all when they come in that order already."""
     if len(sel) < 2:
         return sel
-    coup, rang, r = st.coup_rank[sel], st.rang[sel], row[sel]
+    whole = len(sel) == len(row)     # every stake: no copy of the keys
+    coup, rang, r = (st.coup_rank, st.rang, row) if whole else (st.coup_rank[sel], st.rang[sel], row[sel])
     r_low, rang_low = int(r.min()), int(rang.min())
     width, ranks = int(r.max()) - r_low + 1, int(rang.max()) - rang_low + 1
     if (int(coup.max()) + 1) * ranks * width < 2**62:
