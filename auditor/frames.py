@@ -84,3 +84,80 @@ def lookup(table_codes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.n
     safe = np.minimum(pos, max(len(table_codes) - 1, 0))
     found = (pos < len(table_codes)) & (table_codes[safe] == codes if len(table_codes) else False)
     return safe, found
+
+
+# -- plain numpy views of columns, for the rules that work on whole arrays ------
+# A rule over a few hundred rows spends its time in pandas' fixed cost per
+# operation (alignment, Series and frame construction): these take a column
+# out once, as numpy, so that the rule's logic is plain array operations.
+
+def ints(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """An integer column as (int64 values with 0 where missing, where there is a value)."""
+    arr = series.array
+    if isinstance(arr, pd.arrays.IntegerArray):
+        return arr.to_numpy(dtype=np.int64, na_value=0), ~arr.isna()
+    values = series.to_numpy()
+    return values.astype(np.int64, copy=False), np.ones(len(values), dtype=bool)
+
+
+def present(series: pd.Series) -> np.ndarray:
+    """Where a column has a value, as a plain bool array."""
+    return ~np.asarray(series.array.isna(), dtype=bool)
+
+
+def is_value(series: pd.Series, value) -> np.ndarray:
+    """`series == value` as a plain bool array (<NA> counts as not equal), like `eq`."""
+    chunked = getattr(series.array, "_pa_array", None)
+    if chunked is not None and isinstance(value, str) and (
+            pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
+        return pc.fill_null(pc.equal(chunked, value), False).to_numpy(zero_copy_only=False)
+    return (series == value).to_numpy(dtype=bool, na_value=False)
+
+
+def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """`shared_codes` on arrays: one int64 code per (a, b) of each pair of
+    int64 arrays, the same code for the same pair everywhere and ordered like
+    the pairs. Small non-negative pairs pack into one integer; else ranked."""
+    sizes = np.cumsum([len(a) for a, _ in pairs])[:-1]
+    a = np.concatenate([p[0] for p in pairs]) if len(pairs) > 1 else pairs[0][0]
+    b = np.concatenate([p[1] for p in pairs]) if len(pairs) > 1 else pairs[0][1]
+    if len(a) == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in pairs]
+    if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:
+        return np.split((a << 32) | b, sizes)
+    ranked = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.split(ranked, sizes)
+
+
+def first_each(codes: np.ndarray) -> np.ndarray:
+    """Positions of the first row of each distinct code, in row order."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, first = np.unique(codes, return_index=True)
+    first.sort()
+    return first
+
+
+def find(table_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Position in `table_codes` (distinct codes, any order) of each code, -1 where absent."""
+    if len(table_codes) == 0:
+        return np.full(len(codes), -1, dtype=np.int64)
+    order = np.argsort(table_codes, kind="stable")
+    at, found = lookup(table_codes[order], codes)
+    return np.where(found, order[at], -1)
+
+
+def running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The running maximum of int64 `values`, starting again at each True of `starts`."""
+    if len(values) == 0:
+        return values.copy()
+    segment = np.cumsum(starts) - 1
+    low, span = int(values.min()), int(values.max()) - int(values.min()) + 1
+    if span * (int(segment[-1]) + 1) < 2**62:
+        # Segments stacked one above the other: one accumulate over the whole array.
+        return np.maximum.accumulate(segment * span + (values - low)) - segment * span + low
+    out = values.copy()
+    bounds = np.r_[np.flatnonzero(starts), len(values)]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        out[lo:hi] = np.maximum.accumulate(values[lo:hi])
+    return out

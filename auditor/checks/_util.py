@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.frames import py
+from auditor.frames import ints, pair_codes, py, running_max
 from auditor.model import Violation
 
 
@@ -57,52 +57,105 @@ def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame
 
     Plain numpy on one integer group code: sorts and shifts, no per-group work.
     """
-    d = df.loc[df[keys + [col]].notna().all(axis=1), keys + [col, "_row"]]
     columns = keys + ["kind", "first", "last", "found", "_row"]
-    if d.empty:
+    b = breaks_of(df, keys, col)
+    if b is None:
         return pd.DataFrame(columns=columns)
-    g = group_codes(d, keys)
-    v = d[col].to_numpy(dtype=np.int64)
-    pos = np.arange(len(d))
+    return b.frame(df, keys)
+
+
+_KINDS = np.array(["duplicate", "gap", "order", "start"], dtype=object)   # in the order they sort
+
+
+class Breaks:
+    """The breaks of `sequence_breaks` as numpy arrays, in its order: `at`,
+    the row's position in the table; `kind` (index in _KINDS), first, last,
+    found."""
+
+    __slots__ = ("at", "kind", "first", "last", "found")
+
+    def __init__(self, at, kind, first, last, found):
+        self.at, self.kind, self.first, self.last, self.found = at, kind, first, last, found
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def frame(self, df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+        """The breaks as `sequence_breaks` gives them, `df` being the table they were found in."""
+        res = pd.DataFrame({k: df[k].to_numpy()[self.at].astype(np.int64) for k in keys})
+        res["kind"] = _KINDS[self.kind]
+        res["first"], res["last"], res["found"] = self.first, self.last, self.found
+        res["_row"] = df["_row"].to_numpy()[self.at]
+        return res
+
+
+def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
+    """The breaks of `sequence_breaks` (None when no row has its keys and number)."""
+    parts = [ints(df[k]) for k in keys + [col]]
+    ok = np.logical_and.reduce([p[1] for p in parts])
+    whole = bool(ok.all())
+    rows = np.arange(len(ok)) if whole else np.flatnonzero(ok)
+    if not len(rows):
+        return None
+    cols = [p[0] if whole else p[0][rows] for p in parts]
+    g = cols[0] if len(keys) == 1 else pair_codes((cols[0], cols[1]))[0]
+    v = cols[-1]
+    n = len(rows)
+    pos = np.arange(n)
     # Duplicates: a (group, number) seen at an earlier position.
     # Carnets are almost always written in order already: then no sort at all.
-    g_up = np.all(g[1:] >= g[:-1])
-    in_order = g_up and bool(np.all((g[1:] > g[:-1]) | (v[1:] >= v[:-1])))
-    by_value = pos if in_order else np.lexsort((pos, v, g))
-    gv, vv = g[by_value], v[by_value]
+    g_step = g[1:] > g[:-1]
+    g_up = bool(np.all(g_step | (g[1:] == g[:-1])))
+    in_order = g_up and bool(np.all(g_step | (v[1:] >= v[:-1])))
+    if in_order:
+        by_value, gv, vv = pos, g, v
+    else:
+        by_value = np.lexsort((pos, v, g))
+        gv, vv = g[by_value], v[by_value]
     first_seen = np.r_[True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1])]
-    dup = np.empty(len(d), dtype=bool)
-    dup[by_value] = ~first_seen
-    # Order: lower than the highest number already seen in the group (row order).
-    by_group = pos if g_up else np.argsort(g, kind="stable")
-    gg, vg = g[by_group], v[by_group]
-    running = pd.Series(vg).groupby(gg, sort=False).cummax().to_numpy()
-    lower = np.r_[False, vg[1:] < running[:-1]] & ~_segment_starts(gg)
-    order = np.empty(len(d), dtype=bool)
-    order[by_group] = lower
-    order &= ~dup
+    if in_order:
+        dup = ~first_seen
+        # Numbers never go down within a group: nothing is out of order.
+        order = np.zeros(n, dtype=bool)
+    else:
+        dup = np.empty(n, dtype=bool)
+        dup[by_value] = ~first_seen
+        # Order: lower than the highest number already seen in the group (row order).
+        by_group = pos if g_up else np.argsort(g, kind="stable")
+        gg, vg = (g, v) if g_up else (g[by_group], v[by_group])
+        group_start = _segment_starts(gg)
+        running = running_max(vg, group_start)
+        lower = np.r_[False, vg[1:] < running[:-1]] & ~group_start
+        order = np.empty(n, dtype=bool)
+        order[by_group] = lower
+        order &= ~dup
     # Gaps: between consecutive distinct numbers, located at the row of the
     # number that follows the gap (its first occurrence).
-    u = by_value[first_seen]
-    ug, uv = g[u], v[u]
+    if in_order and first_seen.all():     # no repeat either: every row is its number's first
+        u, ug, uv = pos, g, v
+    else:
+        u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
+        ug, uv = g[u], v[u]
     new_group = _segment_starts(ug)
     prev = np.r_[0, uv[:-1]]
     start = new_group & (uv != 1)
     gap = ~new_group & (uv - prev > 1)
+    if not (dup.any() or order.any() or start.any() or gap.any()):
+        return Breaks(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
     parts = [
-        ("duplicate", np.flatnonzero(dup), v[dup], v[dup]),
-        ("order", np.flatnonzero(order), v[order], v[order]),
-        ("start", u[start], np.ones(int(start.sum()), dtype=np.int64), uv[start] - 1),
-        ("gap", u[gap], prev[gap] + 1, uv[gap] - 1),
+        (0, np.flatnonzero(dup), v[dup], v[dup]),
+        (2, np.flatnonzero(order), v[order], v[order]),
+        (3, u[start], np.ones(int(start.sum()), dtype=np.int64), uv[start] - 1),
+        (1, u[gap], prev[gap] + 1, uv[gap] - 1),
     ]
     at = np.concatenate([p[1] for p in parts])
-    res = pd.DataFrame({k: d[k].to_numpy()[at] for k in keys})
-    res["kind"] = np.concatenate([np.full(len(p[1]), p[0], dtype=object) for p in parts])
-    res["first"] = np.concatenate([p[2] for p in parts])
-    res["last"] = np.concatenate([p[3] for p in parts])
-    res["found"] = v[at]
-    res["_row"] = d["_row"].to_numpy()[at]
-    return res.sort_values(["_row", "kind"], kind="stable").reset_index(drop=True)
+    kind = np.concatenate([np.full(len(p[1]), p[0], dtype=np.int64) for p in parts])
+    first = np.concatenate([p[2] for p in parts])
+    last = np.concatenate([p[3] for p in parts])
+    source = df["_row"].to_numpy()[rows[at]]
+    # By source row, then kind (the kinds' indices sort like their names); stable.
+    order = np.lexsort((kind, source))
+    return Breaks(rows[at][order], kind[order], first[order], last[order], v[at][order])
 
 
 def fillable(breaks: pd.DataFrame, carnet, table: str, keys: list[str], col: str) -> np.ndarray:
@@ -131,3 +184,20 @@ def fillable(breaks: pd.DataFrame, carnet, table: str, keys: list[str], col: str
             pairs = pairs[((n >= pairs["first"]) & (n <= pairs["last"])).fillna(False).to_numpy(bool)]
         out[pairs["_at"].to_numpy(dtype=np.int64)] = True
     return out
+
+
+# The key columns of a table as numpy, for rules that build their findings
+# from positions (values at missing cells are never read: 0 stands there).
+def rows_of(df: pd.DataFrame) -> np.ndarray:
+    """The source rows."""
+    return df["_row"].to_numpy()
+
+
+def seance_of(df: pd.DataFrame) -> np.ndarray:
+    """The séance numbers (0 where unreadable)."""
+    return df["seance"].to_numpy(dtype=np.int64, na_value=0)
+
+
+def coup_of(df: pd.DataFrame) -> np.ndarray:
+    """The coup numbers (0 where unreadable)."""
+    return df["coup"].to_numpy(dtype=np.int64, na_value=0)

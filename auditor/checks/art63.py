@@ -9,10 +9,11 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, fillable, records, sequence_breaks
-from auditor.derived.chouette import ordered_coups
-from auditor.derived.fiches import card_holders, fiche_register
-from auditor.frames import eq, shared_codes
+from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.derived.amounts import stakes
+from auditor.derived.chouette import play_order
+from auditor.derived.fiches import holders, register
+from auditor.frames import find, first_each, ints, is_value, pair_codes, present, py, running_max
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -30,8 +31,11 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
     m = carnet.df("mises")
     step = profile.stake_step_cents
     for field in ("montant_cents", "restitue_cents"):
-        hit = m[(m[field] % step != 0).fillna(False).astype(bool)]
-        yield from emit(hit, lambda r, f=field: Violation(
+        value, ok = ints(m[field])
+        hit = np.flatnonzero(ok & (value % step != 0))
+        if not len(hit):
+            continue
+        yield from emit(m.iloc[hit], lambda r, f=field: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
@@ -46,27 +50,24 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     low = profile.min_stake_cents
+    montant, montant_ok = ints(m["montant_cents"])
+    restitue, restitue_ok = ints(m["restitue_cents"])
     cases = (
-        ("below_min", "montant_cents", (m["montant_cents"] < low), lambda r: Cents(low)),
-        ("restitue_negative", "restitue_cents", (m["restitue_cents"] < 0), lambda r: Cents(0)),
-        ("restitue_over", "restitue_cents", (m["restitue_cents"] > m["montant_cents"]),
+        ("below_min", "montant_cents", montant_ok & (montant < low), lambda r: Cents(low)),
+        ("restitue_negative", "restitue_cents", restitue_ok & (restitue < 0), lambda r: Cents(0)),
+        ("restitue_over", "restitue_cents", montant_ok & restitue_ok & (restitue > montant),
          lambda r: Cents(r["montant_cents"])),
     )
     for kind, field, mask, expected in cases:
-        hit = m[mask.fillna(False).astype(bool)]
-        yield from emit(hit, lambda r, k=kind, f=field, e=expected: Violation(
+        if not mask.any():
+            continue
+        yield from emit(m.iloc[np.flatnonzero(mask)], lambda r, k=kind, f=field, e=expected: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             expected=e(r), found=Cents(r[f]), kind=k,
             params={"amount_cents": r[f], "montant_cents": r["montant_cents"], "min_cents": low}))
 
 
 # -- fiches, card holders, decks -------------------------------------------------
-
-def _unsure(seances: pd.Series, uncertain: pd.Series) -> pd.Series:
-    if (uncertain == -1).any():
-        return pd.Series(True, index=seances.index)
-    return seances.isin(uncertain.tolist()).astype(bool)
-
 
 @check("EC63-03", needs=("mises.seance,coup,fiche", COUP_KEYS, "fiches.seance,fiche,date"),
        needs_if_present=("seances.seance,date",))
@@ -77,42 +78,92 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: a stake on fiche 57 when séance 2 registered fiches 1 … 40; a fiche dated the day before.
     Compliant: every stake's fiche is in the séance's register with the séance's date.
     """
-    reg, uncertain = fiche_register(carnet)
+    reg = register(carnet)
+    st = stakes(carnet)
     m = carnet.df("mises")
-    m = m[(m["seance"].notna() & m["fiche"].notna() & m["coup"].notna()).to_numpy()]
-    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
-    order = np.lexsort((m["_row"].to_numpy(), m["rang"].to_numpy(np.int64, na_value=0), m["coup"].to_numpy(np.int64),
-                        m["seance"].to_numpy(np.int64)))
-    if not np.all(np.diff(order) > 0):
-        m = m.iloc[order]
+    fiche, fiche_ok = ints(m["fiche"])
+    row = m["_row"].to_numpy()
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
-    known = carnet.df("coups")[["seance", "coup"]].dropna()
-    in_coups, coup_codes = shared_codes(m, known)
-    m = m[np.isin(in_coups, coup_codes)]
-    # Findings are per (séance, fiche): its first stake and how many stakes, on
-    # one row per pair, before the register is joined.
-    # factorize numbers the pairs in order of first appearance (hashing, no sort).
-    pair, _ = pd.factorize(shared_codes(m, keys=("seance", "fiche"))[0])
-    first_at = np.flatnonzero(~pd.Series(pair).duplicated().to_numpy())
-    first = m.iloc[first_at].assign(count=np.bincount(pair)[pair[first_at]] if len(pair) else 0)
-    j = first.merge(reg[["seance", "fiche", "date", "_row"]].rename(columns={"_row": "fiche_row"}),
-                    on=["seance", "fiche"], how="left")
-    missing = j[j["fiche_row"].isna() & ~_unsure(j["seance"], uncertain).to_numpy()]
-    yield from emit(missing, lambda r: Violation(
-        table="mises", row=r["_row"], column="fiche", seance=r["seance"], coup=r["coup"], rang=r["rang"],
-        kind="not_registered", found=str(r["fiche"]), params={"fiche": r["fiche"], "count": r["count"]}))
+    sel = np.flatnonzero(st.in_coups & fiche_ok)
+    # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
+    sel = _in_play_order(st, sel, row)
+    # Findings are per (séance, fiche): its first stake and how many stakes,
+    # the pairs in order of their first stake.
+    first_at, count = _first_of_pairs(st.seance_rank[sel], fiche[sel])
+    if not len(first_at):
+        return
+    first = sel[first_at]
+    at = reg.find(st.seance[first], fiche[first])
+    found = at >= 0
+    unregistered = ~found & ~reg.unsure(st.seance[first])
+    for k in np.flatnonzero(unregistered):
+        i, f = first[k], int(fiche[first[k]])
+        yield Violation(table="mises", row=int(row[i]), column="fiche", seance=int(st.seance[i]),
+                        coup=int(st.coup[i]), rang=int(st.rang[i]) if st.rang_ok[i] else None, kind="not_registered",
+                        found=str(f), params={"fiche": f, "count": int(count[k])})
     if "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    days = s[s["seance"].notna() & s["date"].notna()].drop_duplicates("seance")[["seance", "date"]]
-    used = j[j["fiche_row"].notna()].drop_duplicates(["seance", "fiche"], keep="first")
-    used = used.merge(days.rename(columns={"date": "seance_date"}), on="seance", how="inner")
-    wrong = used[(used["date"].notna() & (used["date"] != used["seance_date"])).astype(bool)]
-    yield from emit(wrong, lambda r: Violation(
-        table="fiches", row=r["fiche_row"], column="date", seance=r["seance"], kind="date",
-        expected=Day.of(r["seance_date"]), found=Day.of(r["date"]),
-        params={"fiche": r["fiche"], "date": Day.of(r["date"]), "seance_date": Day.of(r["seance_date"]),
-                "first_coup": r["coup"]}))
+    day_seance, day_ok = ints(s["seance"])
+    days = s["date"].to_numpy()
+    dated = np.flatnonzero(day_ok & present(s["date"]))
+    dated = dated[first_each(day_seance[dated])]
+    f_at = reg.at[at[found]]
+    used = first[found]
+    fiches = carnet.df("fiches")
+    f_date = fiches["date"].to_numpy()[f_at]
+    d = find(day_seance[dated], st.seance[used])
+    # A fiche row read through the left join that missed some pairs comes out as a float, as it always has.
+    as_row = float if (~found).any() else int
+    f_rows = fiches["_row"].to_numpy()[f_at]
+    seance_days = days[dated[np.maximum(d, 0)]] if len(dated) else f_date
+    for k in np.flatnonzero((d >= 0) & ~np.isnat(f_date) & (f_date != seance_days)):
+        i, f = used[k], int(fiche[used[k]])
+        seance_day = s["date"].iloc[dated[d[k]]]
+        day = fiches["date"].iloc[f_at[k]]
+        yield Violation(table="fiches", row=as_row(f_rows[k]), column="date", seance=int(st.seance[i]), kind="date",
+                        expected=Day.of(seance_day), found=Day.of(day),
+                        params={"fiche": f, "date": Day.of(day), "seance_date": Day.of(seance_day),
+                                "first_coup": int(st.coup[i])})
+
+
+def _in_play_order(st, sel: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """`sel` (stakes of known coups) sorted by (séance, coup, rang, row): one
+    integer key when they fit in one (the coup's rank in the order of play
+    first), else four; no sort at all when they come in that order already."""
+    if len(sel) < 2:
+        return sel
+    whole = len(sel) == len(row)     # every stake: no copy of the keys
+    coup, rang, r = (st.coup_rank, st.rang, row) if whole else (st.coup_rank[sel], st.rang[sel], row[sel])
+    r_low, rang_low = int(r.min()), int(rang.min())
+    width, ranks = int(r.max()) - r_low + 1, int(rang.max()) - rang_low + 1
+    if (int(coup.max()) + 1) * ranks * width < 2**62:
+        key = (coup * ranks + (rang - rang_low)) * width + (r - r_low)
+        return sel if bool(np.all(key[1:] >= key[:-1])) else sel[np.argsort(key, kind="stable")]
+    return sel[np.lexsort((r, rang, coup))]
+
+
+def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct (séance, fiche), in order of first appearance: the position
+    of its first row and its number of rows."""
+    n = len(fiche)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    low = int(fiche.min())
+    span = int(fiche.max()) - low + 1
+    size = (int(seance_rank.max()) + 1) * span
+    if size <= 4 * n + 4096:
+        # Fiche numbers are small: one slot per possible pair, no hashing nor sort.
+        slot = seance_rank * span + (fiche - low)
+        first = np.full(size, n, dtype=np.int64)
+        np.minimum.at(first, slot, np.arange(n))
+        counts = np.bincount(slot, minlength=size)
+        used = np.flatnonzero(counts)
+        order = np.argsort(first[used], kind="stable")
+        return first[used][order], counts[used][order]
+    # factorize numbers the pairs in order of first appearance (hashing, no sort).
+    pair, _ = pd.factorize(pair_codes((seance_rank, fiche))[0])
+    return np.flatnonzero(pair > np.maximum.accumulate(np.r_[-1, pair[:-1]])), np.bincount(pair)
 
 
 @check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))
@@ -123,21 +174,32 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     Non-compliant: joueur_b 12 without a fiche in the séance's register, or with `tenir_cartes` empty.
     Compliant: joueur_a 3 and joueur_b 4 both registered with ranks 3 and 4.
     """
-    reg, uncertain = fiche_register(carnet)
-    h = card_holders(carnet).drop_duplicates(["seance", "player"], keep="first")
-    j = h.merge(reg[["seance", "fiche", "tenir_cartes", "rank_unreadable"]].rename(columns={"fiche": "player"}),
-                on=["seance", "player"], how="left", indicator=True)
-    registered = (j["_merge"] == "both").to_numpy()
-    missing = j[~registered & ~_unsure(j["seance"], uncertain).to_numpy()]
-    yield from emit(missing, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_fiche",
-        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+    reg = register(carnet)
+    h = holders(carnet)
+    p = play_order(carnet)
+    first = first_each(pair_codes((h.seance, h.player))[0])     # each player's first place in a séance
+    at = reg.find(h.seance[first], h.player[first])
+    registered = at >= 0
+    coups = carnet.df("coups")
+    rows = coups["_row"].to_numpy()[p.at]
+    coup = p.coup
+
+    def violation(i: int, kind: str) -> Violation:
+        side = "ab"[h.side[i]]
+        player = int(h.player[i])
+        return Violation(table="coups", row=int(rows[h.play[i]]), column=f"joueur_{side}", seance=int(h.seance[i]),
+                         coup=int(coup[h.play[i]]), kind=kind, found=str(player),
+                         params={"joueur": player, "side": side})
+
+    for i in first[~registered & ~reg.unsure(h.seance[first])]:
+        yield violation(i, "no_fiche")
     if not carnet.has("fiches.tenir_cartes"):
         return  # the clarification: without the column, the rank part is not checked
-    unranked = j[registered & j["tenir_cartes"].isna().to_numpy() & ~j["rank_unreadable"].fillna(True).astype(bool).to_numpy()]
-    yield from emit(unranked, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="no_rank",
-        found=str(r["player"]), params={"joueur": r["player"], "side": r["side"]}))
+    f_at = reg.at[at[registered]]
+    rank_ok = present(carnet.df("fiches")["tenir_cartes"])[f_at]
+    rank_unreadable = carnet.unreadable_cells("fiches", "tenir_cartes").to_numpy()[f_at]
+    for i in first[registered][~rank_ok & ~rank_unreadable]:
+        yield violation(i, "no_rank")
 
 
 @check("EC63-05", needs=("coups.seance,coup,type,joueur_a,joueur_b,gagnant",))
@@ -148,20 +210,31 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: joueur_b 7 loses coup 3 and holds the cards again at coup 4.
     Compliant: a chouetteur who loses coup 3 goes on as chouetteur at coup 4.
     """
-    c = ordered_coups(carnet)
-    g = c.groupby("seance", sort=False)
-    prev = pd.DataFrame({k: g[k].shift() for k in ("joueur_a", "joueur_b", "gagnant", "type", "coup")})
-    loser = prev["joueur_b"].where(eq(prev["gagnant"], "a"), prev["joueur_a"].where(eq(prev["gagnant"], "b")))
+    p = play_order(carnet)
+    c = carnet.df("coups")
+    a, a_ok = (x[p.at] for x in ints(c["joueur_a"]))
+    b, b_ok = (x[p.at] for x in ints(c["joueur_b"]))
+    won_a, won_b = is_value(c["gagnant"], "a")[p.at], is_value(c["gagnant"], "b")[p.at]
+    chouette = is_value(c["type"], "chouette")[p.at]
+
+    def before(x: np.ndarray) -> np.ndarray:   # the previous coup's (meaningful where `follows`)
+        return np.r_[x[:1], x[:-1]]
+
+    # The loser of the previous coup: joueur_b when side a won, joueur_a when side b won.
+    loser = np.where(before(won_a), before(b), before(a))
+    loser_ok = (before(won_a) & before(b_ok)) | (before(won_b) & before(a_ok))
     # A chouetteur who lost may hold the cards at the next coup only as chouetteur again.
-    chouetteur_again = (eq(prev["type"], "chouette") & eq(prev["gagnant"], "b") & eq(c["type"], "chouette"))
+    chouetteur_again = before(chouette) & before(won_b) & chouette
     # Only the coup numbered right after: across a gap, a repeated or an unreadable number it cannot be told.
-    at_a = (c["joueur_a"] == loser).fillna(False).astype(bool) & ~chouetteur_again & c["follows"]
-    at_b = (c["joueur_b"] == loser).fillna(False).astype(bool) & c["follows"]
-    hit = c.assign(loser=loser, prev_coup=prev["coup"],
-                   column=pd.Series("joueur_a", index=c.index).where(at_a, "joueur_b"))[at_a | at_b]
-    yield from emit(hit, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
-        found=str(r["loser"]), params={"joueur": r["loser"], "prev_coup": r["prev_coup"]}))
+    known = loser_ok & p.follows
+    at_a = known & a_ok & (a == loser) & ~chouetteur_again
+    at_b = known & b_ok & (b == loser)
+    rows = c["_row"].to_numpy()[p.at]
+    for i in np.flatnonzero(at_a | at_b):
+        joueur = int(loser[i])
+        yield Violation(table="coups", row=int(rows[i]), column="joueur_a" if at_a[i] else "joueur_b",
+                        seance=int(p.seance[i]), coup=int(p.coup[i]), kind="default", found=str(joueur),
+                        params={"joueur": joueur, "prev_coup": int(p.coup[i - 1])})
 
 
 @check("EC63-06", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche,tenir_cartes"))
@@ -172,32 +245,47 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: the player inscribed 5th takes the cards at coup 3, the one inscribed 4th at coup 6.
     Compliant: ranks 1 and 2 at coup 1 (either side), rank 3 at coup 2, rank 4 at coup 5.
     """
-    reg, _ = fiche_register(carnet)
-    h = card_holders(carnet)
+    reg = register(carnet)
+    h = holders(carnet)
+    p = play_order(carnet)
     # Called positions only; a coup whose type is unreadable leaves its joueur_a unknown.
-    h = h[~h["chouetteur"] & (h["type_known"] | (h["side"] == "b"))]
-    new = h.drop_duplicates(["seance", "player"], keep="first")
-    new = new.merge(reg[["seance", "fiche", "tenir_cartes"]].rename(columns={"fiche": "player"}),
-                    on=["seance", "player"], how="inner")
-    new = new[new["tenir_cartes"].notna()].sort_values(["seance", "pos", "side"], kind="stable")
+    called = np.flatnonzero(~h.chouetteur & (h.type_known | (h.side == 1)))
+    new = called[first_each(pair_codes((h.seance[called], h.player[called]))[0])]
+    at = reg.find(h.seance[new], h.player[new])
+    new, at = new[at >= 0], at[at >= 0]
+    rank, ranked = ints(carnet.df("fiches")["tenir_cartes"])
+    rank, ranked = rank[reg.at[at]], ranked[reg.at[at]]
+    new, rank = new[ranked], rank[ranked]
     # Newcomers at the same coup may come in either order: compare with earlier coups only.
-    at_coup = new.groupby(["seance", "pos"], sort=False)["tenir_cartes"].max().reset_index()
-    at_coup["before"] = at_coup.groupby("seance", sort=False)["tenir_cartes"].cummax().groupby(
-        at_coup["seance"], sort=False).shift()
-    new = new.merge(at_coup[["seance", "pos", "before"]], on=["seance", "pos"], how="left")
-    late = new[(new["tenir_cartes"] < new["before"]).fillna(False).astype(bool)]
+    seance, pos = h.seance[new], h.pos[new]
+    if not len(new):
+        return
+    coup_start = np.r_[True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1])]
+    starts = np.flatnonzero(coup_start)
+    at_coup = np.maximum.reduceat(rank, starts)
+    seance_start = np.r_[True, seance[starts][1:] != seance[starts][:-1]]
+    upto = running_max(at_coup, seance_start)
+    before = np.repeat(np.r_[0, upto[:-1]], np.diff(np.r_[starts, len(new)]))
+    has_before = np.repeat(~seance_start, np.diff(np.r_[starts, len(new)]))
+    late = has_before & (rank < before)
     # After a card holder that cannot be read, who came first is unknown: the hidden
     # player may be the newcomer a later one seems to overtake.
-    c = ordered_coups(carnet)
-    blind = c[carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").loc[c.index].to_numpy()]
-    if len(blind):
-        since = blind.groupby("seance")["pos"].min()
-        limit = late["seance"].map(since)
-        late = late[~(late["pos"] >= limit).fillna(False).to_numpy(bool)]
-    yield from emit(late, lambda r: Violation(
-        table="coups", row=r["_row"], column=r["column"], seance=r["seance"], coup=r["coup"], kind="default",
-        expected=f"≥ {r['before']}", found=str(r["tenir_cartes"]),
-        params={"joueur": r["player"], "rank": r["tenir_cartes"], "before": r["before"]}))
+    blind = carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").to_numpy()[p.at]
+    if blind.any():
+        b_seance, b_pos = p.seance[blind], p.pos[blind]
+        firsts = np.lexsort((b_pos, b_seance))
+        b_seance, b_pos = b_seance[firsts], b_pos[firsts]
+        keep = np.r_[True, b_seance[1:] != b_seance[:-1]]
+        b_seance, b_pos = b_seance[keep], b_pos[keep]
+        i = np.minimum(np.searchsorted(b_seance, seance), len(b_seance) - 1)
+        late &= ~((b_seance[i] == seance) & (pos >= b_pos[i]))
+    rows = carnet.df("coups")["_row"].to_numpy()[p.at]
+    for k in np.flatnonzero(late):
+        i = new[k]
+        player, r, b = int(h.player[i]), int(rank[k]), int(before[k])
+        yield Violation(table="coups", row=int(rows[h.play[i]]), column=f"joueur_{'ab'[h.side[i]]}",
+                        seance=int(seance[k]), coup=int(p.coup[h.play[i]]), kind="default",
+                        expected=f"≥ {b}", found=str(r), params={"joueur": player, "rank": r, "before": b})
 
 
 _DECK_SEPARATORS = r"[\s,;]+"
@@ -212,24 +300,32 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séance 2 `R4411 B4412 V4413`, séance 3 `R4414 B4415 V4416`.
     """
     s = carnet.df("seances")
-    s = s[s["seance"].notna()]
+    s = s[present(s["seance"])]
     # Deck identifiers are compared as a clerk reads them: case and surrounding blanks do not matter.
-    decks = s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
-    decks = decks.map(lambda ids: [d for d in ids if d])
-    listed, distinct = decks.map(len), decks.map(lambda ids: len(set(ids)))
+    # (The text operations stay pandas' own; the few séances are then plain Python lists.)
+    decks = [[d for d in ids if d] for ids in
+             s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True).tolist()]
+    seances, rows, jeux = s["seance"].tolist(), s["_row"].tolist(), s["jeux"].tolist()
     want = profile.decks_per_seance
-    bad = s.assign(listed=listed, distinct=distinct)[(listed != want) | (distinct != want)]
-    yield from emit(bad, lambda r: Violation(
-        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="count",
-        expected=str(want), found=str(r["distinct"]),
-        params={"jeux": r["jeux"] or "", "listed": r["listed"], "distinct": r["distinct"], "want": want}))
-    used = s[["seance", "_row"]].assign(deck=decks).explode("deck").dropna(subset=["deck"])
-    used = used.drop_duplicates(["seance", "deck"], keep="first")
-    used = used.assign(earlier=used.groupby("deck")["seance"].transform("min"))
-    reused = used[used["earlier"] < used["seance"]]
-    yield from emit(reused, lambda r: Violation(
-        table="seances", row=r["_row"], column="jeux", seance=r["seance"], kind="reused", found=r["deck"],
-        params={"deck": r["deck"], "earlier": r["earlier"]}))
+    for seance, row, text, ids in zip(seances, rows, jeux, decks):
+        listed, distinct = len(ids), len(set(ids))
+        if listed != want or distinct != want:
+            yield Violation(table="seances", row=row, column="jeux", seance=seance, kind="count",
+                            expected=str(want), found=str(distinct),
+                            params={"jeux": py(text) or "", "listed": listed, "distinct": distinct, "want": want})
+    used, seen = [], set()
+    for seance, row, ids in zip(seances, rows, decks):
+        for deck in ids:
+            if (seance, deck) not in seen:
+                seen.add((seance, deck))
+                used.append((seance, row, deck))
+    earliest: dict = {}
+    for seance, _, deck in used:
+        earliest[deck] = min(earliest.get(deck, seance), seance)
+    for seance, row, deck in used:
+        if earliest[deck] < seance:
+            yield Violation(table="seances", row=row, column="jeux", seance=seance, kind="reused", found=deck,
+                            params={"deck": deck, "earlier": earliest[deck]})
 
 
 @check("EC63-08", needs=("fiches.seance,fiche",))
@@ -240,7 +336,11 @@ def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Non-compliant: séance 2 registers fiches 1, 2, 4; or fiche 3 twice.
     Compliant: séance 2 registers fiches 1 … 40, in any row order.
     """
-    breaks = sequence_breaks(carnet.df("fiches"), ["seance"], "fiche")
+    fiches = carnet.df("fiches")
+    found = breaks_of(fiches, ["seance"], "fiche")
+    if not found:       # None, or no break: the usual case
+        return
+    breaks = found.frame(fiches, ["seance"])
     # Row order of the register is free: only duplicates and missing numbers matter.
     breaks = breaks[(breaks["kind"] != "order").to_numpy() & ~fillable(breaks, carnet, "fiches", ["seance"], "fiche")]
     for r in records(breaks):

@@ -9,18 +9,21 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit, fillable, records, sequence_breaks
-from auditor.derived.amounts import coup_amounts, repeated_coups, verifiable_coups
-from auditor.frames import shared_codes
+from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
+from auditor.frames import first_each, ints, is_value, present
+from auditor.checks._util import coup_of, rows_of, seance_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 
-def _repeated(carnet: Carnet) -> pd.DataFrame:
-    c = carnet.df("coups")
-    return c.loc[repeated_coups(carnet).to_numpy(), ["seance", "coup"]].drop_duplicates()
+def _repeated(carnet: Carnet) -> pd.DataFrame | None:
+    repeated = repeated_coups(carnet).to_numpy()
+    if not repeated.any():
+        return None
+    return carnet.df("coups").loc[repeated, ["seance", "coup"]].drop_duplicates()
 
 
 def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
@@ -29,7 +32,10 @@ def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
     if skip is not None and len(skip):
         out = df[keys].merge(skip, how="left", on=keys, indicator=True)
         df = df[(out["_merge"] != "both").to_numpy()]
-    breaks = sequence_breaks(df, keys, col)
+    found = breaks_of(df, keys, col)
+    if not found:       # None, or no break: the usual case
+        return
+    breaks = found.frame(df, keys)
     for r in records(breaks[~fillable(breaks, carnet, table, keys, col)]):
         kind = r["kind"]
         missing = kind in ("gap", "start")
@@ -75,17 +81,22 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Non-compliant: total_a 50,00 € when side a's stakes hold 45,00 €.
     Compliant: total_a 45,00 € for stakes holding 45,00 €; in chouette, total_a = what the chouette holds + en dehors.
     """
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    held_a, sur = v["held_a"][0], v["sur_chouette"][0]
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for kind in ("simple", "chouette"):
-        c = verifiable_coups(carnet, kind)
+        at = verifiable_at(carnet, kind)
         for side in ("a", "b"):
             # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
-            total, mass = f"total_{side}_cents", f"mass_{side}"
-            hit = c[(c[total] != c[mass]).fillna(False).astype(bool)]
-            yield from emit(hit, lambda r, s=side, t=total, m=mass, k=kind: Violation(
-                table="coups", row=r["_row"], column=t, seance=r["seance"], coup=r["coup"], kind=k,
-                expected=Cents(r[m]), found=Cents(r[t]),
-                params={"side": s, "total_cents": r[t], "held_cents": r[m], "held_a_cents": r["held_a"],
-                        "sur_chouette_cents": r["sur_chouette"]}))
+            total, mass = f"total_{side}_cents", v[f"mass_{side}"][0]
+            t, t_ok = ints(coups[total])
+            for i in at[t_ok[at] & (t[at] != mass[at])]:
+                yield Violation(
+                    table="coups", row=int(rows[i]), column=total, seance=int(seance[i]), coup=int(coup[i]),
+                    kind=kind, expected=Cents(int(mass[i])), found=Cents(int(t[i])),
+                    params={"side": side, "total_cents": int(t[i]), "held_cents": int(mass[i]),
+                            "held_a_cents": int(held_a[i]), "sur_chouette_cents": int(sur[i])})
 
 
 @check("EC64-04", needs=("coups.type", *STAKES))
@@ -96,26 +107,29 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: side a holds 120,00 €, side b 100,00 €; pontes holding 120 € against a chouette of 100 €.
     Compliant: both sides hold 100,00 €; pontes holding 80 € against a chouette of 100 €.
     """
-    c = verifiable_coups(carnet, "simple")
-    hit = c[c["held_a"] != c["held_b"]]
-    yield from emit(hit, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="simple",
-        expected=Cents(min(r["held_a"], r["held_b"])), found=Cents(max(r["held_a"], r["held_b"])),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"],
-                "excess_cents": abs(r["held_a"] - r["held_b"])}))
-    c = verifiable_coups(carnet, "chouette")
-    negative = c[c["sur_chouette"] < 0]
-    yield from emit(negative, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_negative",
-        expected=Cents(0), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
-                "excess_cents": -r["sur_chouette"]}))
-    over = c[(c["sur_chouette"] > c["chouette_cents"]).fillna(False).astype(bool)]
-    yield from emit(over, lambda r: Violation(
-        table="coups", row=r["_row"], column=None, seance=r["seance"], coup=r["coup"], kind="chouette_over",
-        expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "held_b_cents": r["held_b"], "sur_chouette_cents": r["sur_chouette"],
-                "chouette_cents": r["chouette_cents"], "excess_cents": r["sur_chouette"] - r["chouette_cents"]}))
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    a, b, sur = v["held_a"][0], v["held_b"][0], v["sur_chouette"][0]
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    at = verifiable_at(carnet, "simple")
+    for i in at[a[at] != b[at]]:
+        ha, hb = int(a[i]), int(b[i])
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="simple", expected=Cents(min(ha, hb)), found=Cents(max(ha, hb)),
+                        params={"held_a_cents": ha, "held_b_cents": hb, "excess_cents": abs(ha - hb)})
+    at = verifiable_at(carnet, "chouette")
+    for i in at[sur[at] < 0]:
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="chouette_negative", expected=Cents(0), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
+                                "sur_chouette_cents": int(sur[i]), "excess_cents": -int(sur[i])})
+    ch, ch_ok = ints(coups["chouette_cents"])
+    for i in at[ch_ok[at] & (sur[at] > ch[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
+                        kind="chouette_over", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
+                                "sur_chouette_cents": int(sur[i]), "chouette_cents": int(ch[i]),
+                                "excess_cents": int(sur[i]) - int(ch[i])})
 
 
 @check("EC64-05", needs=("mises.rang", *STAKES))
@@ -127,49 +141,70 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     Compliant: only the last stakes of the heavier side are returned, the last ones fully first.
     """
     m = carnet.df("mises")
-    m = m[m[["seance", "coup", "rang", "cote", "montant_cents", "restitue_cents"]].notna().all(axis=1).to_numpy()]
-    amounts = coup_amounts(carnet)
-    bad_coups = amounts.loc[amounts["unverifiable"], ["seance", "coup"]].dropna()
-    codes, bad_codes = shared_codes(m, bad_coups)
-    keep = ~np.isin(codes, bad_codes)
-    m, codes = m[keep], codes[keep]
-    rang = m["rang"].to_numpy(np.int64)
-    side = (m["cote"].to_numpy(object) == "b").astype(np.int64)
-    montant = m["montant_cents"].to_numpy(np.int64)
-    restitue = m["restitue_cents"].to_numpy(np.int64)
-    pos = np.arange(len(m))
+    st = stakes(carnet)
+    montant, montant_ok = ints(m["montant_cents"])
+    restitue, restitue_ok = ints(m["restitue_cents"])
+    readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
+    # The stakes of a coup whose amounts cannot be verified are left out.
+    unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
+    bad = np.zeros(len(st.coups_rank) + 1, dtype=bool)
+    bad[st.coups_rank[unverifiable]] = True
+    keep = readable
+    if unverifiable.any():
+        keep = keep & ~(st.in_coups & bad[np.where(st.in_coups, st.coup_rank, -1)])
+    keep = np.flatnonzero(keep)
+    m_at = keep
+    # Every stake kept, in rank order already: the usual case, where no array is copied.
+    whole = len(keep) == len(m)
+    codes = st.coup_code if whole else st.coup_code[keep]
+    rang = st.rang if whole else st.rang[keep]
+    side = is_value(m["cote"], "b")
+    side = side if whole else side[keep]
+    montant, restitue = (montant, restitue) if whole else (montant[keep], restitue[keep])
+    pos = np.arange(len(keep))
     returned = restitue > 0
     # Rank order: (séance, coup, rang, row); usually the table's own order, then no sort.
-    in_order = bool(np.all((codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (rang[1:] >= rang[:-1]))))
+    code_step = codes[1:] - codes[:-1] if len(codes) else codes
+    in_order = bool(np.all((code_step > 0) | ((code_step == 0) & (rang[1:] >= rang[:-1]))))
     by_rank = pos if in_order else np.lexsort((pos, rang, codes))
-    cr = codes[by_rank]
+
+    def ranked(x: np.ndarray) -> np.ndarray:
+        return x if in_order else x[by_rank]
+
+    cr = ranked(codes)
     new_coup = np.r_[True, cr[1:] != cr[:-1]] if len(cr) else np.zeros(0, bool)
-    # The same within each (coup, side): a stable sort on a dense key keeps rank order.
-    o = by_rank[np.argsort((np.cumsum(new_coup) - 1) * 2 + side[by_rank], kind="stable")]
+    starts = np.flatnonzero(new_coup)
+    sizes = np.diff(np.r_[starts, len(cr)])
+    on_b = ranked(side)
+    back = ranked(returned)
+
+    def so_far(hits: np.ndarray) -> np.ndarray:
+        """How many of `hits` up to and with each stake, on its side of its coup (rank order).
+        Both sides' counts run in one integer: side a's in the low 32 bits, side b's above."""
+        h = np.where(on_b, hits.astype(np.int64) << 32, hits.astype(np.int64))
+        total = np.cumsum(h)
+        within = total - np.repeat((total - h)[starts], sizes)
+        return np.where(on_b, within >> 32, within & 0xFFFFFFFF)
+
     # Was anything returned before this stake, on its side of its coup?
-    cg, sg = codes[o], side[o]
-    start = np.r_[True, (cg[1:] != cg[:-1]) | (sg[1:] != sg[:-1])] if len(o) else np.zeros(0, bool)
-    before = np.cumsum(returned[o]) - returned[o]
-    before = before - np.maximum.accumulate(np.where(start, before, 0)) if len(o) else before
-    late = (before > 0) & (restitue[o] < montant[o])
+    before = so_far(back) - back
+    late = (before > 0) & ranked(restitue < montant)
     # The first late stake of each (coup, side), listed in rank order.
-    count = np.cumsum(late)
-    late = o[late & (count - np.maximum.accumulate(np.where(start, count - late, 0)) == 1)] if len(o) else o
-    rank_of = np.empty(len(m), dtype=np.int64)
-    rank_of[by_rank] = np.arange(len(m))
-    late = late[np.argsort(rank_of[late], kind="stable")]
-    yield from emit(m.iloc[late], lambda r: Violation(
+    late = np.flatnonzero(late)     # few: the first of each (coup, side) taken among them alone
+    group = (np.searchsorted(starts, late, side="right") - 1) * 2 + on_b[late]
+    late = by_rank[late[first_each(group)]]
+    yield from emit(m.iloc[m_at[late]], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
     # A coup with returns on both sides: its first return (in rank order).
-    ret = by_rank[returned[by_rank]]
+    ret = by_rank[back]
     if len(ret):
-        rc, rs = codes[ret], side[ret]
+        rc, rs = codes[ret], side[ret].astype(np.int64)
         coup_start = np.r_[True, rc[1:] != rc[:-1]]
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
-        yield from emit(m.iloc[first], lambda r: Violation(
+        yield from emit(m.iloc[m_at[first]], lambda r: Violation(
             table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
@@ -193,9 +228,14 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    s = s[s["date"].notna()]
-    early = s[s["date"] < row["date_debut"]].sort_values(["date", "seance", "_row"]).head(1)
-    yield from emit(early, lambda r: Violation(
+    days = s["date"].to_numpy()
+    early = np.flatnonzero(present(s["date"]) & (days < np.datetime64(row["date_debut"])))
+    if len(early):
+        # The earliest: by date, then séance (an unreadable one last), then row.
+        number, ok = ints(s["seance"])
+        first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
+        early = early[first]
+    yield from emit(s.iloc[early], lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
@@ -210,12 +250,15 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    missing = s[s["timbre"].isna() & ~carnet.unreadable_cells("seances", "timbre")]
-    yield from emit(missing, lambda r: Violation(
+    stamp, day = present(s["timbre"]), present(s["date"])
+    missing = ~stamp
+    if missing.any():
+        missing &= ~carnet.unreadable_cells("seances", "timbre").to_numpy()
+    yield from emit(s.iloc[np.flatnonzero(missing)], lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
-    wrong = s[(s["timbre"].notna() & s["date"].notna() & (s["timbre"] != s["date"]))]
-    yield from emit(wrong, lambda r: Violation(
+    wrong = stamp & day & (s["timbre"].to_numpy() != s["date"].to_numpy())
+    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
         expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
@@ -230,19 +273,25 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séances 4 and 5 both dated 2026-03-02.
     """
     s = carnet.df("seances")
-    s = s[s["seance"].notna()]
-    dup = s[s.duplicated("seance", keep="first")]
-    yield from emit(dup, lambda r: Violation(
-        table="seances", row=r["_row"], column="seance", seance=r["seance"], kind="duplicate",
-        found=str(r["seance"])))
-    u = s[~s.duplicated("seance", keep="first") & s["date"].notna()].sort_values("seance", kind="stable")
-    latest = u["date"].cummax().shift()
-    u = u.assign(latest=latest)
-    back = u[(u["date"] < u["latest"]).fillna(False).astype(bool)]
-    yield from emit(back, lambda r: Violation(
-        table="seances", row=r["_row"], column="date", seance=r["seance"], kind="order",
-        expected=Day.of(r["latest"], "≥ "), found=Day.of(r["date"]),
-        params={"date": Day.of(r["date"]), "latest": Day.of(r["latest"])}))
+    number, ok = ints(s["seance"])
+    at = np.flatnonzero(ok)
+    first = np.zeros(len(at), dtype=bool)
+    first[first_each(number[at])] = True
+    rows = rows_of(s)
+    for i in at[~first]:
+        yield Violation(table="seances", row=int(rows[i]), column="seance", seance=int(number[i]), kind="duplicate",
+                        found=str(int(number[i])))
+    u = at[first & present(s["date"])[at]]
+    u = u[np.argsort(number[u], kind="stable")]
+    if len(u) < 2:
+        return
+    days = s["date"].to_numpy()[u]
+    latest = np.maximum.accumulate(days)
+    for k in np.flatnonzero(days[1:] < latest[:-1]) + 1:
+        day, before = s["date"].iloc[u[k]], pd.Timestamp(latest[k - 1])
+        yield Violation(table="seances", row=int(rows[u[k]]), column="date", seance=int(number[u[k]]), kind="order",
+                        expected=Day.of(before, "≥ "), found=Day.of(day),
+                        params={"date": Day.of(day), "latest": Day.of(before)})
 
 
 @check("EC64-09", needs=(COUP_KEYS, "mises.seance,coup"))
@@ -254,6 +303,6 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = coup_amounts(carnet)
-    hit = a[(a["n_mises"] == 0) & a["seance"].notna() & a["coup"].notna() & ~a["unverifiable"]]
-    yield from emit(hit, lambda r: Violation(
+    hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
+    yield from emit(a.iloc[np.flatnonzero(hit)], lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

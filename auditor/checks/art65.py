@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
-from auditor.derived.amounts import verifiable_coups
+from auditor.checks._util import coup_of, emit, rows_of, seance_of
+from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
-from auditor.frames import eq
+from auditor.frames import ints, is_value, present, py
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES, CHOUETTE_STATE
@@ -30,14 +32,26 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
     Compliant: the run opens with `adjudication`; `chouette` and `en_dehors` filled on every coup.
     """
     s = chouette_state(carnet)
-    start = s[s["run_start"] & ~eq(s["evenement"], "adjudication") & ~s["evenement_unreadable"]]
-    yield from emit(start, lambda r: _coup(
-        r, "evenement", "no_adjudication", expected="adjudication", found=r["evenement"] or "",
-        params={"joueur": r["joueur_a"], "evenement": r["evenement"] or ""}))
+    if s.empty:
+        return
+    rows, seance, coup = rows_of(s), seance_of(s), coup_of(s)
+    start = s["run_start"].to_numpy() & ~is_value(s["evenement"], "adjudication") & ~s["evenement_unreadable"].to_numpy()
+    if start.any():
+        events, players = s["evenement"].tolist(), s["joueur_a"].tolist()
+        for i in np.flatnonzero(start):
+            event = py(events[i]) or ""
+            yield Violation(table="coups", row=int(rows[i]), column="evenement", seance=int(seance[i]),
+                            coup=int(coup[i]), kind="no_adjudication", expected="adjudication", found=event,
+                            params={"joueur": py(players[i]), "evenement": event})
+    at = s.index
     for field, kind in (("chouette_cents", "no_chouette"), ("en_dehors_cents", "no_en_dehors")):
-        # An unreadable cell is already an EC00-02: only an empty one is missing.
-        empty = s[s[field].isna() & ~carnet.unreadable_cells("coups", field).loc[s.index]]
-        yield from emit(empty, lambda r, f=field, k=kind: _coup(r, f, k, found=""))
+        empty = ~present(s[field])
+        if empty.any():
+            # An unreadable cell is already an EC00-02: only an empty one is missing.
+            empty &= ~carnet.unreadable_cells("coups", field).loc[at].to_numpy()
+            for i in np.flatnonzero(empty):
+                yield Violation(table="coups", row=int(rows[i]), column=field, seance=int(seance[i]),
+                                coup=int(coup[i]), kind=kind, found="")
 
 
 @check("EC65-02", needs=CHOUETTE_STATE)
@@ -49,15 +63,21 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: adjudicated for 100 €, sautée at coup 4, remise of 100 € at coup 5.
     """
     s = chouette_state(carnet)
-    r = s[eq(s["evenement"], "remise")]
-    not_after = r[~r["prev_saute"].fillna(True).astype(bool)]
-    yield from emit(not_after, lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
+    if s.empty:
+        return
+    remise = is_value(s["evenement"], "remise")
+    if not remise.any():
+        return
+    prev_saute = s["prev_saute"].array
+    not_after = remise & ~prev_saute.to_numpy(dtype=bool, na_value=True)
+    yield from emit(s.iloc[np.flatnonzero(not_after)], lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
                                                params={"joueur": x["joueur_a"]}))
-    second = r[r["remises_before"] > 0]
-    yield from emit(second, lambda x: _coup(x, "evenement", "second_remise", found="remise",
+    second = remise & (s["remises_before"].to_numpy() > 0)
+    yield from emit(s.iloc[np.flatnonzero(second)], lambda x: _coup(x, "evenement", "second_remise", found="remise",
                                             params={"joueur": x["joueur_a"]}))
-    amount = r[(r["chouette_cents"] != r["adjudicated"]).fillna(False).astype(bool)]
-    yield from emit(amount, lambda x: _coup(
+    (ch, ch_ok), (adj, adj_ok) = ints(s["chouette_cents"]), ints(s["adjudicated"])
+    amount = remise & ch_ok & adj_ok & (ch != adj)
+    yield from emit(s.iloc[np.flatnonzero(amount)], lambda x: _coup(
         x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
@@ -71,15 +91,19 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     Compliant: sautée at coup 4, remise at coup 5; sautée again at coup 7, adjudication at coup 8.
     """
     s = chouette_state(carnet)
-    after = s[s["prev_saute"].fillna(False).astype(bool) & ~s["evenement_unreadable"]]
+    if s.empty:
+        return
+    after = s["prev_saute"].array.to_numpy(dtype=bool, na_value=False) & ~s["evenement_unreadable"].to_numpy()
+    if not after.any():
+        return
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
-    auction = after[after["sautes_upto_prev"] >= 2]
-    wrong = auction[~eq(auction["evenement"], "adjudication")]
-    yield from emit(wrong, lambda r: _coup(
+    auction = after & (s["sautes_upto_prev"].to_numpy() >= 2)
+    wrong = auction & ~is_value(s["evenement"], "adjudication")
+    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: _coup(
         r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
         params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
-    silent = after[after["evenement"].isna() & ~after.index.isin(auction.index)]
-    yield from emit(silent, lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
+    silent = after & ~present(s["evenement"]) & ~auction
+    yield from emit(s.iloc[np.flatnonzero(silent)], lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 
@@ -91,12 +115,17 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
     Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
     """
-    c = verifiable_coups(carnet, "chouette")
-    hit = c[((c["held_a"] > 0) & (c["sur_chouette"] < c["chouette_cents"])).fillna(False).astype(bool)]
-    yield from emit(hit, lambda r: _coup(
-        r, "en_dehors_cents", "default", expected=Cents(r["chouette_cents"]), found=Cents(r["sur_chouette"]),
-        params={"held_a_cents": r["held_a"], "sur_chouette_cents": r["sur_chouette"],
-                "chouette_cents": r["chouette_cents"]}))
+    coups = carnet.df("coups")
+    v = amount_arrays(carnet)
+    held_a, sur = v["held_a"][0], v["sur_chouette"][0]
+    ch, ch_ok = ints(coups["chouette_cents"])
+    at = verifiable_at(carnet, "chouette")
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
+                        coup=int(coup[i]), kind="default", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
+                        params={"held_a_cents": int(held_a[i]), "sur_chouette_cents": int(sur[i]),
+                                "chouette_cents": int(ch[i])})
 
 
 @check("EC65-05", needs=("coups.type", *STAKES))
@@ -107,8 +136,12 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
     Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
     """
-    c = verifiable_coups(carnet, "chouette")
-    hit = c[(c["en_dehors_cents"] != c["held_a"]).fillna(False).astype(bool)]
-    yield from emit(hit, lambda r: _coup(
-        r, "en_dehors_cents", "default", expected=Cents(r["held_a"]), found=Cents(r["en_dehors_cents"]),
-        params={"held_a_cents": r["held_a"], "en_dehors_cents": r["en_dehors_cents"]}))
+    coups = carnet.df("coups")
+    held_a = amount_arrays(carnet)["held_a"][0]
+    out, out_ok = ints(coups["en_dehors_cents"])
+    at = verifiable_at(carnet, "chouette")
+    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    for i in at[out_ok[at] & (out[at] != held_a[at])]:
+        yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
+                        coup=int(coup[i]), kind="default", expected=Cents(int(held_a[i])), found=Cents(int(out[i])),
+                        params={"held_a_cents": int(held_a[i]), "en_dehors_cents": int(out[i])})

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
 from auditor.derived.levy import chouette_levy, simple_levy
-from auditor.frames import eq
+from auditor.frames import ints, is_value
 from auditor.model import Cents, Violation
-from auditor.money import accepted
 from auditor.registry import check
 from auditor.checks._needs import STAKES
+
+
+def _accepted(recorded: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: int) -> np.ndarray:
+    """`money.accepted` on int64 arrays (where all three are known)."""
+    return (recorded >= lo) & (recorded <= hi) & ((recorded - lo) % step == 0)
 
 
 @check("EC66-01", needs=("coups.type,gagnant,prelevement,total_a,total_b", *STAKES))
@@ -24,16 +30,17 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: 0,50 € on 10,00 €; 0,10 € on 1,00 € (the tie rounds up).
     """
     s = simple_levy(carnet, profile)
-    s = s[s["prelevement_cents"].notna()]
-    wrong = s[~accepted(s["prelevement_cents"], s["lo"], s["hi"], profile.levy_step_cents).astype(bool)]
-    yield from emit(wrong, lambda r: Violation(
+    recorded, ok = ints(s["prelevement_cents"])
+    wrong = ok & ~_accepted(recorded, ints(s["lo"])[0], ints(s["hi"])[0], profile.levy_step_cents)
+    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_cents", seance=r["seance"], coup=r["coup"],
         kind="avant", expected=Cents(r["hi"]), found=Cents(r["prelevement_cents"]),
         impact_cents=r["hi"] - r["prelevement_cents"],
         params={"mass_cents": r["mass"], "side": r["gagnant"]}))
     c = carnet.df("coups")
-    apres = c[eq(c["type"], "simple") & (c["prelevement_apres_cents"] != 0).fillna(False).astype(bool)]
-    yield from emit(apres, lambda r: Violation(
+    after, after_ok = ints(c["prelevement_apres_cents"])
+    apres = is_value(c["type"], "simple") & after_ok & (after != 0)
+    yield from emit(c.iloc[np.flatnonzero(apres)], lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_apres_cents", seance=r["seance"], coup=r["coup"],
         kind="apres", expected=Cents(0), found=Cents(r["prelevement_apres_cents"]),
         impact_cents=-r["prelevement_apres_cents"]))
@@ -53,9 +60,10 @@ def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     step = profile.levy_step_cents
     for phase, column in (("avant", "prelevement_cents"), ("apres", "prelevement_apres_cents")):
         lo, hi = f"lo_{phase}", f"hi_{phase}"
-        d = ch[ch[column].notna() & ch[hi].notna()]
-        wrong = d[~accepted(d[column], d[lo], d[hi], step).astype(bool)]
-        yield from emit(wrong, lambda r, p=phase, col=column, h=hi: Violation(
+        recorded, ok = ints(ch[column])
+        low, high = ints(ch[lo]), ints(ch[hi])
+        wrong = ok & high[1] & ~_accepted(recorded, low[0], high[0], step)
+        yield from emit(ch.iloc[np.flatnonzero(wrong)], lambda r, p=phase, col=column, h=hi: Violation(
             table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"],
             kind=p if p == "apres" or r["evenement"] is None else f"avant_{r['evenement']}",
             expected=Cents(r[h]), found=Cents(r[col]), impact_cents=r[h] - r[col],

@@ -8,18 +8,23 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
-from auditor.frames import eq, group_sums, lookup, shared_codes
+from dataclasses import dataclass
+
+from auditor.frames import group_sums, ints, is_value, lookup, pair_codes, present
 
 
 @per_carnet
 def repeated_coups(carnet: Carnet) -> pd.Series:
     """Rows of `coups` whose (séance, coup) is written on more than one row."""
     c = carnet.df("coups")
-    known = (c["seance"].notna() & c["coup"].notna()).to_numpy()
+    seance, s_ok = ints(c["seance"])
+    coup, c_ok = ints(c["coup"])
+    known = np.flatnonzero(s_ok & c_ok)
     out = np.zeros(len(c), dtype=bool)
-    if known.any():
-        code = shared_codes(c[known])[0]
-        out[known] = pd.Series(code).duplicated(keep=False).to_numpy()
+    if len(known):
+        code = pair_codes((seance[known], coup[known]))[0]
+        _, inverse, counts = np.unique(code, return_inverse=True, return_counts=True)
+        out[known] = counts[inverse.reshape(-1)] > 1
     return pd.Series(out, index=c.index)
 
 
@@ -41,59 +46,133 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     total_a / total_b; chouette: held(a) = en_dehors, held(b) = total_b).
     """
     coups = carnet.df("coups")
-    keys = ["seance", "coup"]
-    out = coups[keys + ["type", "_row"]].copy()
-    recorded_a = coups["total_a_cents"].where(~eq(coups["type"], "chouette"), coups["en_dehors_cents"])
-    recorded_b = coups["total_b_cents"]
+    n = len(coups)
+    chouette = is_value(coups["type"], "chouette")
+    total_a, total_a_ok = ints(coups["total_a_cents"])
+    out_a, out_a_ok = ints(coups["en_dehors_cents"])
+    recorded_a = np.where(chouette, out_a, total_a), np.where(chouette, out_a_ok, total_a_ok)
+    recorded_b = ints(coups["total_b_cents"])
+    held_a = held_b = np.zeros(n, dtype=np.int64)
+    found = unverifiable = np.zeros(n, dtype=bool)
+    n_mises = np.zeros(n, dtype=np.int64)
     if "mises" in carnet.tables:
         m = carnet.df("mises")
-        m = m[(m["seance"].notna() & m["coup"].notna()).to_numpy()]
-        known = (coups["seance"].notna() & coups["coup"].notna()).to_numpy()
-        m_codes, c_codes = shared_codes(m, coups[known])
-        montant, restitue = m["montant_cents"], m["restitue_cents"]
-        bad = (montant.isna() | restitue.isna() | m["cote"].isna()).to_numpy()
-        held = np.where(bad, 0, montant.to_numpy(np.int64, na_value=0) - restitue.to_numpy(np.int64, na_value=0))
-        side = m["cote"].to_numpy(object, na_value="")
-        codes, counts, (held_a, held_b, n_bad) = group_sums(
-            m_codes, np.where(side == "a", held, 0), np.where(side == "b", held, 0), bad.astype(np.int64))
+        st = stakes(carnet)
+        montant, montant_ok = ints(m["montant_cents"])
+        restitue, restitue_ok = ints(m["restitue_cents"])
+        side = m["cote"]
+        bad = ~montant_ok | ~restitue_ok | ~present(side)
+        held = np.where(bad, 0, montant - restitue)
+        # Stakes of a coup absent from `coups` total no coup: only the others are summed.
+        sel = np.flatnonzero(st.in_coups)
+        on_a, on_b = is_value(side, "a")[sel], is_value(side, "b")[sel]
+        held, bad = held[sel], bad[sel]
+        ranks, counts, (sum_a, sum_b, n_bad) = group_sums(
+            st.coup_rank[sel], np.where(on_a, held, 0), np.where(on_b, held, 0), bad.astype(np.int64))
         # Coups whose keys are unreadable, or without any stake row, get no sums (<NA>).
-        at, found = np.zeros(len(coups), dtype=np.int64), np.zeros(len(coups), dtype=bool)
-        at[known], found[known] = lookup(codes, c_codes)
-        if len(codes):
-            out["held_a"] = pd.arrays.IntegerArray(np.where(found, held_a[at], 0), ~found)
-            out["held_b"] = pd.arrays.IntegerArray(np.where(found, held_b[at], 0), ~found)
-            out["n_mises"] = np.where(found, counts[at], 0)
-            out["unverifiable"] = found & (n_bad[at] > 0)
-        else:
-            out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
-    else:
-        out["held_a"], out["held_b"], out["n_mises"], out["unverifiable"] = pd.NA, pd.NA, 0, False
-    out["held_a"] = out["held_a"].astype("Int64")
-    out["held_b"] = out["held_b"].astype("Int64")
-    out["n_mises"] = out["n_mises"].fillna(0).astype("int64")
-    out["unverifiable"] = out["unverifiable"].astype("boolean").fillna(False).astype(bool)
-    if "mises" in carnet.tables:
+        known = np.flatnonzero(st.coups_rank >= 0)
+        at, hit = lookup(ranks, st.coups_rank[known])
+        found = np.zeros(n, dtype=bool)
+        found[known] = hit
+        where = np.zeros(n, dtype=np.int64)
+        where[known] = at
+        if len(ranks):
+            held_a = np.where(found, sum_a[where], 0)
+            held_b = np.where(found, sum_b[where], 0)
+            n_mises = np.where(found, counts[where], 0)
+            unverifiable = found & (n_bad[where] > 0)
         # A stake whose séance or coup cannot be read may belong to the coup: its sums are unknown.
-        out["unverifiable"] |= carnet.could_be("mises", ["seance", "coup"], coups).to_numpy()
+        unverifiable = unverifiable | carnet.could_be("mises", ["seance", "coup"], coups).to_numpy()
     # Two coup rows with one (séance, coup) would pool their stakes and tickets:
     # EC64-01 reports the repeat, no amount is computed from the pool.
-    out["unverifiable"] |= repeated_coups(carnet).to_numpy()
-    out["sur_chouette"] = (out["held_b"] - out["held_a"]).astype("Int64")
-    chouette = eq(out["type"], "chouette")
-    out["mass_a"] = out["held_a"].where(~chouette, out["sur_chouette"] + out["held_a"])
-    out["mass_b"] = out["held_b"]
-    from_stakes = out["n_mises"] > 0
-    out["levy_held_a"] = out["held_a"].where(from_stakes, recorded_a).astype("Int64")
-    out["levy_held_b"] = out["held_b"].where(from_stakes, recorded_b).astype("Int64")
-    out["levy_sur_chouette"] = (out["levy_held_b"] - out["levy_held_a"]).astype("Int64")
-    return out
+    unverifiable = unverifiable | repeated_coups(carnet).to_numpy()
+    sur = held_b - held_a
+    mass_a = np.where(chouette, sur + held_a, held_a)
+    from_stakes = n_mises > 0
+    levy_a = np.where(from_stakes, held_a, recorded_a[0])
+    levy_a_ok = np.where(from_stakes, found, recorded_a[1])
+    levy_b = np.where(from_stakes, held_b, recorded_b[0])
+    levy_b_ok = np.where(from_stakes, found, recorded_b[1])
+    levy_ok = levy_a_ok & levy_b_ok
+
+    def money(values: np.ndarray, valid: np.ndarray) -> pd.arrays.IntegerArray:
+        return pd.arrays.IntegerArray(np.where(valid, values, 0), ~valid)
+
+    columns = {k: coups[k].array for k in ("seance", "coup", "type")}
+    columns.update(_row=coups["_row"].to_numpy(), held_a=money(held_a, found), held_b=money(held_b, found),
+                   n_mises=n_mises, unverifiable=unverifiable, sur_chouette=money(sur, found),
+                   mass_a=money(mass_a, found), mass_b=money(held_b, found),
+                   levy_held_a=money(levy_a, levy_a_ok), levy_held_b=money(levy_b, levy_b_ok),
+                   levy_sur_chouette=money(levy_b - levy_a, levy_ok))
+    return pd.DataFrame(columns, index=coups.index)
+
+
+@dataclass(frozen=True)
+class Stakes:
+    """The keys of `mises` as numpy arrays, one element per stake row: seance,
+    coup, rang (0 where unreadable) and where each is readable (`*_ok`);
+    `coup_code`, an integer that orders and compares like (séance, coup),
+    meaningful where both are readable; `in_coups`, the stake's (séance,
+    coup) is a coup of `coups`; where it is, `coup_rank` and `seance_rank`
+    number its coup and its séance in the order of play (0, 1, 2 …, dense);
+    `coups_rank`, the same coup number for each row of `coups` (-1 where its
+    séance or number cannot be read)."""
+
+    seance: np.ndarray
+    seance_ok: np.ndarray
+    coup: np.ndarray
+    coup_ok: np.ndarray
+    rang: np.ndarray
+    rang_ok: np.ndarray
+    coup_code: np.ndarray
+    in_coups: np.ndarray
+    coup_rank: np.ndarray
+    seance_rank: np.ndarray
+    coups_rank: np.ndarray
 
 
 @per_carnet
-def verifiable_coups(carnet: Carnet, kind: str) -> pd.DataFrame:
+def stakes(carnet: Carnet) -> Stakes:
+    """The stakes' keys, as numpy arrays, and whether their coup is in `coups`."""
+    m = carnet.df("mises")
+    seance, s_ok = ints(m["seance"])
+    coup, c_ok = ints(m["coup"])
+    rang, r_ok = ints(m["rang"])
+    c = carnet.df("coups")
+    c_seance, cs_ok = ints(c["seance"])
+    c_coup, cc_ok = ints(c["coup"])
+    known = cs_ok & cc_ok
+    keyed = s_ok & c_ok
+    # Unreadable keys take 0: their code is never read (the `*_ok` masks say so).
+    pair = (seance, coup) if keyed.all() else (np.where(keyed, seance, 0), np.where(keyed, coup, 0))
+    code, c_code = pair_codes(pair, (c_seance[known], c_coup[known]))
+    table, first = np.unique(c_code, return_index=True)
+    # The codes order by séance first: a séance's rank goes up where the séance changes.
+    table_seance = c_seance[known][first]
+    seance_rank = np.cumsum(np.r_[True, table_seance[1:] != table_seance[:-1]]) - 1 if len(table) else table
+    # A coup's stakes are usually written together: look each run of one code up once.
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if len(code) else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, len(code)])
+    at, found = lookup(table, code[starts])
+    s_rank = seance_rank[at] if len(table) else np.zeros(len(at), dtype=np.int64)
+    at, found, s_rank = np.repeat(at, sizes), np.repeat(found, sizes), np.repeat(s_rank, sizes)
+    coups_rank = np.full(len(c), -1, dtype=np.int64)
+    coups_rank[known] = np.searchsorted(table, c_code)
+    return Stakes(seance, s_ok, coup, c_ok, rang, r_ok, code, found & keyed, at, s_rank, coups_rank)
+
+
+@per_carnet
+def verifiable_at(carnet: Carnet, kind: str) -> np.ndarray:
     """Coups of `kind` (simple or chouette) whose amounts come from readable
-    stakes, with their held amounts and masses: the mass and total rules skip
-    a coup without any stake row, or with an unreadable stake."""
+    stakes, as positions in `coups`, in row order: the mass and total rules
+    skip a coup without any stake row, or with an unreadable stake."""
     a = coup_amounts(carnet)
-    ok = eq(a["type"], kind) & (a["n_mises"] > 0) & ~a["unverifiable"]
-    return carnet.df("coups")[ok].join(a.loc[ok, ["held_a", "held_b", "sur_chouette", "mass_a", "mass_b"]])
+    ok = is_value(a["type"], kind) & (a["n_mises"].to_numpy() > 0) & ~a["unverifiable"].to_numpy()
+    return np.flatnonzero(ok)
+
+
+@per_carnet
+def amount_arrays(carnet: Carnet) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The amounts of `coup_amounts` as numpy (values with 0 where missing, valid)."""
+    a = coup_amounts(carnet)
+    return {k: ints(a[k]) for k in ("held_a", "held_b", "sur_chouette", "mass_a", "mass_b")}
