@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pandera.pandas as pandera
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -408,6 +407,8 @@ def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arr
     `arrays`: the frame's columns as arrays, when the caller has them."""
     if _columns_valid(schema, arrays) if arrays is not None else _certainly_valid(schema, out):
         return
+    import pandera.pandas as pandera   # only for a table that may fail: its import is a quarter of a second
+
     try:
         _checking_schema(schema).validate(out, lazy=True)
         return
@@ -431,7 +432,7 @@ def _checking_schema(schema):
     hashable: kept by identity, with the schema itself so the id stays its own)."""
     entry = _CHECKING.get(id(schema))
     if entry is None or entry[0] is not schema:
-        entry = _CHECKING[id(schema)] = (schema, schema.update_columns(
+        entry = _CHECKING[id(schema)] = (schema, schema.pandera().update_columns(
             {name: {"dtype": None} for name in schema.columns}))
     return entry[1]
 

@@ -1,9 +1,9 @@
 """`carnet`: the cover, exactly one data row."""
 
-from ecarte_schemas._base import Int, Text, col, schema, column, pa
+from ecarte_schemas._base import Int, Text, col, schema, column, Check, DateTime
 
 Carnet = schema("carnet", {
-    "casino": column(Text(), col("text")),
-    "table": column(Int(), col("int"), pa.Check.ge(1)),
-    "date_debut": column(pa.DateTime, col("date")),
+    "casino": column(Text, col("text")),
+    "table": column(Int, col("int"), Check.ge(1)),
+    "date_debut": column(DateTime, col("date")),
 })

@@ -1,10 +1,10 @@
 """`fiches`: the register of fiches issued (optional table)."""
 
-from ecarte_schemas._base import Int, col, schema, column, pa
+from ecarte_schemas._base import Int, col, schema, column, Check, DateTime
 
 Fiches = schema("fiches", {
-    "seance": column(Int(), col("int")),
-    "fiche": column(Int(), col("int"), pa.Check.ge(1)),
-    "date": column(pa.DateTime, col("date")),
-    "tenir_cartes": column(Int(), col("int", required=False), pa.Check.ge(1), nullable=True),
+    "seance": column(Int, col("int")),
+    "fiche": column(Int, col("int"), Check.ge(1)),
+    "date": column(DateTime, col("date")),
+    "tenir_cartes": column(Int, col("int", required=False), Check.ge(1), nullable=True),
 })

@@ -5,6 +5,8 @@ out-of-list values."""
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 import pandera.pandas as pandera
 import pytest
@@ -58,3 +60,30 @@ def test_checking_schema_keeps_everything_but_dtypes():
             other = checking.columns[name]
             assert other.dtype is None and other.nullable == column.nullable
             assert [c.name for c in other.checks] == [c.name for c in column.checks]
+
+
+def test_audit_of_a_valid_carnet_never_imports_pandera(tmp_path):
+    """Pandera is imported only for a table that may fail (a quarter of a second
+    per process otherwise): a compliant sample, audited and reported in a fresh
+    interpreter, must leave it unimported, while a carnet with an out-of-list
+    value must use it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bad = tmp_path / "bad"
+    shutil.copytree(root / "sample_carnets" / "compliant" / "deauville-table1", bad)
+    mises = bad / "mises.csv"
+    lines = mises.read_text(encoding="utf-8-sig").splitlines()
+    sep = ";" if ";" in lines[0] else ","
+    header, cells = lines[0].split(sep), lines[1].split(sep)
+    cells[header.index("cote")] = "z"
+    mises.write_text("\n".join([lines[0], sep.join(cells), *lines[2:]]) + "\n", encoding="utf-8")
+    code = ("import sys\nfrom pathlib import Path\nfrom auditor.audit import audit_path\n"
+            "from auditor.catalogue import load_profile\n"
+            "r = audit_path(Path(sys.argv[1]), load_profile(), 'fr')\n"
+            "print(len(r.findings), 'pandera' in sys.modules)\n")
+    for path, imported in ((root / "sample_carnets" / "compliant" / "deauville-table1", False), (bad, True)):
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+        assert out.stdout.split()[1] == str(imported), (path, out.stdout, out.stderr)
