@@ -113,15 +113,13 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     fiches = carnet.df("fiches")
     f_date = fiches["date"].to_numpy()[f_at]
     d = find(day_seance[dated], st.seance[used])
-    # A fiche row read through the left join that missed some pairs comes out as a float, as it always has.
-    as_row = float if (~found).any() else int
     f_rows = fiches["_row"].to_numpy()[f_at]
     seance_days = days[dated[np.maximum(d, 0)]] if len(dated) else f_date
     for k in np.flatnonzero((d >= 0) & ~np.isnat(f_date) & (f_date != seance_days)):
         i, f = used[k], int(fiche[used[k]])
         seance_day = s["date"].iloc[dated[d[k]]]
         day = fiches["date"].iloc[f_at[k]]
-        yield Violation(table="fiches", row=as_row(f_rows[k]), column="date", seance=int(st.seance[i]), kind="date",
+        yield Violation(table="fiches", row=int(f_rows[k]), column="date", seance=int(st.seance[i]), kind="date",
                         expected=Day.of(seance_day), found=Day.of(day),
                         params={"fiche": f, "date": Day.of(day), "seance_date": Day.of(seance_day),
                                 "first_coup": int(st.coup[i])})
