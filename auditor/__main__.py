@@ -1,5 +1,5 @@
 """`python -m auditor`: the command line."""
 
-from auditor.cli import main
+from auditor.cli import run
 
-raise SystemExit(main())
+run()

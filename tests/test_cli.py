@@ -185,3 +185,25 @@ def test_limits_are_options(tmp_path):
     doc = json.loads((tmp_path / "forges-table5" / "findings.json").read_text(encoding="utf-8"))
     assert any(f["code"] == "EC00-01" and f["table"] == "mises" for f in doc["findings"])
     assert run_cli("audit", GOOD_CSV, "--out", tmp_path, "--max-columns", "0")[0] == 2
+
+
+def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp_path):
+    """`run` ends the process without freeing its objects one by one: what
+    was printed (even into a pipe), the exit handlers (temporary folders) and
+    the exit status must still all be there."""
+    code = ("import atexit, sys, tempfile\n"
+            "from auditor import cli\n"
+            "folder = tempfile.TemporaryDirectory()\n"
+            "print(folder.name, flush=True)\n"
+            "atexit.register(lambda: print('handler ran'))\n"
+            "sys.argv = ['ecarte-audit'] + sys.argv[1:]\n"
+            "cli.run()\n")
+    rules = subprocess.run([sys.executable, "-c", code, "rules", "--lang", "en"], capture_output=True, text=True)
+    lines = rules.stdout.splitlines()
+    assert rules.returncode == 0, rules.stderr
+    assert lines[-1] == "handler ran"
+    assert sum(line.startswith("EC") for line in lines) == 39
+    assert not Path(lines[0]).exists(), "the temporary folder's finalizer did not run"
+    audit = subprocess.run([sys.executable, "-c", code, "audit", str(BAD), "--out", str(tmp_path), "--quiet"],
+                           capture_output=True, text=True)
+    assert audit.returncode == 1 and audit.stdout.splitlines()[-1] == "handler ran", audit.stderr
