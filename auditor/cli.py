@@ -302,10 +302,13 @@ def run() -> None:
     most of it handing pages back to the kernel); the kernel takes the whole
     memory back at once. So: flush the standard streams, run the exit handlers
     (temporary folders, finalizers), and end the process there. In-process
-    callers (tests, the local page) call `main` and are not affected."""
+    callers (tests, the local page) call `main` and are not affected; nor is a
+    run under a profiler or a tracer."""
     code = main()
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
-    if run_exit_handlers is None:   # not CPython: the ordinary exit
+    # Not CPython, or under a profiler or a tracer (cProfile, coverage), which
+    # write what they saw once the program returns: the ordinary exit.
+    if run_exit_handlers is None or sys.getprofile() is not None or sys.gettrace() is not None:
         raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         try:
