@@ -207,3 +207,13 @@ def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp
     audit = subprocess.run([sys.executable, "-c", code, "audit", str(BAD), "--out", str(tmp_path), "--quiet"],
                            capture_output=True, text=True)
     assert audit.returncode == 1 and audit.stdout.splitlines()[-1] == "handler ran", audit.stderr
+
+
+def test_a_profiled_run_keeps_its_profile(tmp_path):
+    """Under cProfile (or coverage) the command exits the ordinary way, so the
+    profiler can write what it saw once the program returns."""
+    stats = tmp_path / "rules.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "auditor", "rules"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert stats.stat().st_size > 0
