@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from auditor.checks._util import records
-from auditor.tickets.arrays import NA_INT, Columns, find, pair_codes
+from auditor.frames import pair_codes
+from auditor.tickets.arrays import NA_INT, Columns, find
 from auditor.tickets.intervals import merge_grouped
 
 

@@ -10,7 +10,8 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.model import Violation
 from auditor.registry import check
-from auditor.tickets.arrays import NA_INT, column, could_be, find, pair_codes, value
+from auditor.frames import pair_codes
+from auditor.tickets.arrays import NA_INT, column, could_be, find, value
 from auditor.checks._needs import COUP_KEYS
 
 

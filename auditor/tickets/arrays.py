@@ -51,20 +51,6 @@ def could_be(carnet: Carnet, table: str, keys: list[str], target: pd.DataFrame, 
     return carnet.could_be(table, keys, sub).to_numpy(bool)
 
 
-def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
-    """One int64 per (a, b) pair of each array pair (no NA_INT in them), equal
-    for equal pairs across all of them and ordered like the pairs."""
-    a = np.concatenate([p[0] for p in pairs])
-    b = np.concatenate([p[1] for p in pairs])
-    sizes = np.cumsum([len(p[0]) for p in pairs])[:-1]
-    if len(a) == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in pairs]
-    if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:
-        return np.split((a << 32) | b, sizes)
-    ranked = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return np.split(ranked, sizes)
-
-
 def find(table_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Position in `table_codes` (sorted, distinct) of each code, -1 where absent."""
     if len(table_codes) == 0:
