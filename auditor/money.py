@@ -159,16 +159,23 @@ def cents_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
     others go through the full grammar (a superset, so a clean column never
     pays for the regex).
     """
-    cents, ok = plain_cents(arr)
+    return plain_then_full(arr, plain_cents, _grammar_cents)
+
+
+def plain_then_full(arr: pa.Array, plain, full) -> tuple[pa.Array, pa.Array]:
+    """Values of each text cell (null where null or refused) and whether it was
+    read: `plain(arr)` (numpy values and mask) for every cell, then `full`
+    (Arrow values and mask) for the non-null cells the plain reading refused."""
+    values, ok = plain(arr)
     rest = ~ok
     if arr.null_count:
         rest &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
     if rest.any():
         idx = np.flatnonzero(rest)
-        slow, slow_ok = _grammar_cents(pc.take(arr, pa.array(idx)))
-        cents[idx] = pc.fill_null(slow, 0).to_numpy()
+        slow, slow_ok = full(pc.take(arr, pa.array(idx)))
+        values[idx] = pc.fill_null(slow, 0).to_numpy()
         ok[idx] = slow_ok.to_numpy(zero_copy_only=False)
-    return pa.array(cents, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
+    return pa.array(values, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
 
 
 def _grammar_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:

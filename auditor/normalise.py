@@ -20,7 +20,8 @@ import ecarte_schemas
 from auditor.carnet import Carnet, Source, Table
 from auditor.frames import py
 from auditor.model import Violation
-from auditor.money import arrow_strings, cents_from_text, digits_where, plain_cents, string_array, string_buffers
+from auditor.money import (arrow_strings, cents_from_text, digits_where, plain_cents, plain_then_full, string_array,
+                           string_buffers)
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
 
@@ -73,18 +74,13 @@ def ints_from_text(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
 
     Plain ASCII digits are cast straight away; only the other cells (signs,
     junk) go through the regex."""
-    values, ok = plain_ints(arr)
-    rest = ~ok
-    if arr.null_count:
-        rest &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
-    if rest.any():
-        idx = np.flatnonzero(rest)
-        text = pc.take(arr, pa.array(idx))
-        good = pc.fill_null(pc.match_substring_regex(text, _INT_FULL), False)
-        text = pc.replace_substring_regex(pc.if_else(good, text, None), r"^\+", "")
-        values[idx] = pc.fill_null(pc.cast(text, pa.int64()), 0).to_numpy()
-        ok[idx] = good.to_numpy(zero_copy_only=False)
-    return pa.array(values, type=pa.int64(), mask=~ok), pa.array(ok, type=pa.bool_())
+    return plain_then_full(arr, plain_ints, _regex_ints)
+
+
+def _regex_ints(text: pa.Array) -> tuple[pa.Array, pa.Array]:
+    good = pc.fill_null(pc.match_substring_regex(text, _INT_FULL), False)
+    text = pc.replace_substring_regex(pc.if_else(good, text, None), r"^\+", "")
+    return pc.cast(text, pa.int64()), good
 
 
 def _int64(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
