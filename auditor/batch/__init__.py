@@ -86,7 +86,10 @@ def run_batch(jobs: list[CarnetJob], out: Path, options: Options, *, workers: in
             elif scheduler:
                 stream = stack.enter_context(contextlib.closing(_dask(todo, options, scheduler)))
             elif len(todo) == 1:
-                stream = (audit_here(index, job, options, bounds) for index, job in todo)
+                # A batch of this carnet alone, without a cache to keep its
+                # ticket runs for later batches: nothing to compare them with.
+                tickets = len(jobs) > 1 or cache is not None
+                stream = (audit_here(index, job, options, bounds, tickets) for index, job in todo)
             else:
                 pool = stack.enter_context(LocalPool(workers, options, bounds, fault_output, notice))
                 stream = stack.enter_context(contextlib.closing(pool.run(todo)))

@@ -21,8 +21,10 @@ from auditor.render import render_outputs
 from auditor.tickets.ledger import carnet_runs
 
 
-def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False) -> JobOutput:
-    """Audit one carnet and render its outputs (runs in a worker)."""
+def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False, tickets: bool = True) -> JobOutput:
+    """Audit one carnet and render its outputs (runs in a worker). `tickets`:
+    hand back its ticket runs, for the checks over the batch (not needed when
+    the batch is this carnet alone and no cache keeps them for later ones)."""
     from auditor import series
     from auditor.fingerprint import seance_dates
 
@@ -36,7 +38,8 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
     # --fail-on-new, only new findings do.
     worst = series.worst(result.findings, view, options.fail_on_new)
     rows = series.history_rows(result.findings, view, seance_dates(result.carnet))
-    return JobOutput(index, entry, files, carnet_runs(result.carnet), None if worst is None else int(worst),
+    runs = carnet_runs(result.carnet) if tickets else []
+    return JobOutput(index, entry, files, runs, None if worst is None else int(worst),
                      history=rows)
 
 

@@ -177,13 +177,14 @@ class guard:
             raise MemoryLimitExceeded()
 
 
-def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, retry: bool = False):
+def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, retry: bool = False,
+                  tickets: bool = True):
     """One carnet's JobOutput; past a bound, its EC00-01 (written in this process)."""
     from auditor.batch.executors import fault_output, run_job
 
     try:
         with guard(bounds, watchdog):
-            return run_job(index, job, options, retry=retry)
+            return run_job(index, job, options, retry=retry, tickets=tickets)
     except CarnetTimeout:
         return fault_output(index, job, options, "timeout", seconds=bounds.timeout_s)
     except (MemoryLimitExceeded, MemoryError):
@@ -192,11 +193,12 @@ def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, 
         return fault_output(index, job, options, "memory_limit", limit_mb=bounds.memory_mb)
 
 
-def audit_here(index: int, job, options, bounds: Bounds):
-    """A single carnet, in this process (no worker start-up to pay)."""
+def audit_here(index: int, job, options, bounds: Bounds, tickets: bool = True):
+    """A single carnet, in this process (no worker start-up to pay).
+    `tickets`: hand back its ticket runs for the checks over the batch."""
     watchdog = Watchdog(bounds.memory_mb, hard_exit=False)
     try:
-        return audit_guarded(index, job, options, bounds, watchdog)
+        return audit_guarded(index, job, options, bounds, watchdog, tickets=tickets)
     finally:
         watchdog.stop()
 
