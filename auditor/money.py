@@ -102,7 +102,9 @@ def plain_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         digits = data.copy()
         digits[at] = 48
         buffer = pa.py_buffer(digits)
-    text = pa.StringArray.from_buffers(n, arr.buffers()[1], buffer, offset=arr.offset)
+    # The validity bitmap goes with it: a null cell may still hold bytes (pc.if_else(mask, None, arr)
+    # keeps the masked cells' text), and must stay null, not be read as an amount.
+    text = pa.StringArray.from_buffers(n, arr.buffers()[1], buffer, arr.buffers()[0], offset=arr.offset)
     shape = decimal | ((lengths >= 1) & (lengths <= _MAX_INT_DIGITS))
     v, ok = digits_where(text, offsets, digits, shape, arr.null_count)
     if decimal.all():

@@ -200,3 +200,21 @@ def test_text_and_enum_columns_read_as_before(cells):
     want = pd.Series(pd.StringDtype().__from_arrow__(lowered))
     for got in (PARSERS["enum"](arr)[0], PARSERS["enum"](old)[0]):
         assert pd.Series(got).equals(want) and pd.Series(got).dtype == want.dtype
+
+
+def test_plain_cents_keeps_a_null_cell_that_holds_bytes_null():
+    # pc.if_else(mask, None, arr) keeps the masked cells' bytes behind the null bit:
+    # such a cell is null, never an amount (nor an integer, nor a day).
+    cells = pa.array(["12,50", "34,00", "56", "7", "2026-03-02", "2026-03-03"])
+    mask = pa.array([False, True, False, True, False, True])
+    arr = pc.if_else(mask, None, cells).slice(0)
+    assert arr.null_count == 3
+    cents, ok = plain_cents(arr)
+    assert ok.tolist() == [True, False, True, False, False, False]
+    assert cents[:3].tolist() == [1250, 0, 5600]
+    values, ok = plain_ints(arr)
+    assert ok.tolist() == [False, False, True, False, False, False]
+    _, ok = plain_dates(arr)
+    assert ok.tolist() == [False, False, False, False, True, False]
+    sliced = arr.slice(1, 4)
+    assert plain_cents(sliced)[1].tolist() == [False, True, False, False]
