@@ -39,7 +39,12 @@ def write_atomic(path: Path, data: bytes | str) -> None:
 def make_folder(folder: Path) -> None:
     """Create `folder` (and its parents), clearing leftovers of a stopped run."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True)
+            return      # a folder just made holds no leftovers
+        except FileExistsError:
+            if not folder.is_dir():
+                raise   # a file in its place: the error mkdir(exist_ok=True) gives
         for stale in folder.glob(f".*{PART_SUFFIX}"):
             stale.unlink(missing_ok=True)
     except OSError as exc:
