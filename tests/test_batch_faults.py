@@ -161,8 +161,15 @@ def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
     proc = start("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="stall:t3:300")
     wait_for(lambda: written(out) == 4, what="the other carnets")
     wait_for(lambda: workers_of(proc.pid), what="the workers")
-    for pid in workers_of(proc.pid):  # the one holding t3, and the idle one
-        os.kill(pid, signal.SIGKILL)
+    # Both at once, as the command sees them: with the command stopped
+    # meanwhile, it cannot hand t3's retry to the idle worker between the two
+    # kills (that worker would then die holding it, and t3 be lost twice).
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        for pid in workers_of(proc.pid):  # the one holding t3, and the idle one
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
     code, err = finish(proc)
     assert code == 0, err
     assert "t3: the audit process was killed (SIGKILL); the carnet will be retried alone" in err
