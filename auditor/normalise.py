@@ -268,6 +268,26 @@ def _blank(arr: pa.StringArray) -> np.ndarray:
     return blank
 
 
+def parsed_in_full(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
+                   default: str | None) -> tuple[object, np.ndarray, np.ndarray]:
+    """A source column → (values, bad mask, empty mask) the whole way: trim
+    every cell, null the empty ones, put the default in them (not in a formula
+    left without a value, which becomes <NA>), parse the column. The reading
+    of text and enumerations, and the reference `_parsed` must agree with."""
+    arr, empty = _trimmed(raw)
+    if no_value is not None:
+        empty = empty & ~no_value
+    if default is not None and empty.any():
+        arr = pc.if_else(pa.array(empty), default, arr)
+    values, bad = PARSERS[kind](arr)
+    if no_value is not None:
+        values = pd.Series(values)
+        for pos in no_value.nonzero()[0]:
+            values.iat[int(pos)] = pd.NA
+        values = values.astype(EMPTY_DTYPES[kind]).array
+    return values, bad, empty
+
+
 def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.ndarray | None,
             default: str | None) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
     """A numeric or date source column → (values, bad mask, empty mask), as
@@ -335,17 +355,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
             if kind in _PLAIN:
                 values, bad, empty = _parsed(kind, raw, no_value, default)
             else:
-                arr, empty = _trimmed(raw)
-                if no_value is not None:
-                    empty = empty & ~no_value
-                if default is not None and empty.any():
-                    arr = pc.if_else(pa.array(empty), default, arr)
-                values, bad = PARSERS[kind](arr)
-                if no_value is not None:
-                    values = pd.Series(values)
-                    for pos in no_value.nonzero()[0]:
-                        values.iat[int(pos)] = pd.NA
-                    values = values.astype(EMPTY_DTYPES[kind]).array
+                values, bad, empty = parsed_in_full(kind, raw, no_value, default)
             for pos in bad.nonzero()[0]:
                 bad_cells[(field, int(pos))] = "unparseable"
             if no_value is not None:

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from hypothesis import given, settings, strategies as st
 
 from auditor.money import AmountError, parse_cents, plain_cents
-from auditor.normalise import PARSERS, _as_date, _parsed, _trimmed, plain_dates, plain_ints
+from auditor.normalise import PARSERS, _as_date, _parsed, _trimmed, parsed_in_full, plain_dates, plain_ints
 from auditor.read.csv_folder import _first_pieces, text_lines
 
 _INT = re.compile(r"[+-]?[0-9]{1,15}")
@@ -99,17 +99,8 @@ def test_int_columns_equal_the_integer_grammar_cell_by_cell(cells):
 def _old_column(kind: str, raw: pa.Array, no_value, default):
     """What normalisation did before the fast paths: trim every cell, null the
     empty ones, put the default in the empty ones, parse the whole column."""
-    arr, empty = _trimmed(raw)
-    if no_value is not None:
-        empty = empty & ~no_value
-    if default is not None and empty.any():
-        arr = pc.if_else(pa.array(empty), default, arr)
-    values, bad = PARSERS[kind](arr)
-    values = pd.Series(values)
-    if no_value is not None:
-        for pos in no_value.nonzero()[0]:
-            values.iat[int(pos)] = pd.NA
-    return values.astype({"date": "datetime64[us]"}.get(kind, "Int64")), bad, empty
+    values, bad, empty = parsed_in_full(kind, raw, no_value, default)
+    return pd.Series(values).astype({"date": "datetime64[us]"}.get(kind, "Int64")), bad, empty
 
 
 _DATE_CELL = st.one_of(
