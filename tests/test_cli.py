@@ -56,7 +56,7 @@ def test_findings_json_shape(tmp_path, monkeypatch):
                                     "rows_read", "rows_rejected", "rows_left_out", "levy_expected_cents",
                                     "levy_recorded_cents", "impact_cents", "formulas", "tables"]
     spec_codes = [r["code"] for r in doc["rules"]]
-    assert len(spec_codes) == len(set(spec_codes)) == 39
+    assert len(spec_codes) == len(set(spec_codes)) == 43
     assert all(r["status"] in ("checked", "not_checked") for r in doc["rules"])
     assert all("reason" in r for r in doc["rules"] if r["status"] == "not_checked")
     f = doc["findings"][0]
@@ -151,7 +151,7 @@ def test_usage_errors_exit_2(tmp_path, args):
 def test_rules_lists_and_explains(capsys):
     assert main(["rules"]) == 0
     out = capsys.readouterr().out
-    assert out.count("\n") == 39 and "EC64-01" in out
+    assert out.count("\n") == 43 and "EC64-01" in out
     assert main(["rules", "--explain", "ec66-01"]) == 0
     out = capsys.readouterr().out
     assert "Art. 66" in out and "Why:" in out
@@ -202,7 +202,7 @@ def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp
     lines = rules.stdout.splitlines()
     assert rules.returncode == 0, rules.stderr
     assert lines[-1] == "handler ran"
-    assert sum(line.startswith("EC") for line in lines) == 39
+    assert sum(line.startswith("EC") for line in lines) == 43
     assert not Path(lines[0]).exists(), "the temporary folder's finalizer did not run"
     audit = subprocess.run([sys.executable, "-c", code, "audit", str(BAD), "--out", str(tmp_path), "--quiet"],
                            capture_output=True, text=True)
