@@ -49,6 +49,15 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
     return audit(carnet, profile, lang, debug=debug)
 
 
+def audit_refused(shown: str, sha256: str, problem: tuple, profile: Profile, lang: str = "fr") -> AuditResult:
+    """A carnet refused before reading (an upload that is a hostile archive):
+    unreadable, with its EC00-01 `problem`, audited as any other."""
+    from auditor.read import RawCarnet
+
+    raw = RawCarnet(path=shown, format="csv", sha256=sha256, problems=[problem], unreadable=True)
+    return audit(normalise(raw), profile, lang)
+
+
 def container_of(path: Path) -> str:
     """The source format findings.json names for a carnet at `path`: the
     workbook's container (xlsx, ods, xls …), or csv for a folder."""

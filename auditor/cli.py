@@ -36,7 +36,7 @@ DOCUMENT_LANG = "fr"
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from auditor.render import FORMATS
+    from auditor.outputs import FORMATS
 
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
@@ -366,13 +366,13 @@ def cmd_rules(args) -> int:
 
 def cmd_audit(args) -> int:
     """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
-    index and summary."""
+    index and summary (auditor.run)."""
     from auditor.atomic import write_failure
-    from auditor.batch import Options, run_batch, worst_severity
-    from auditor.limits import Bounds
+    from auditor.batch import Options
     from auditor.errors import WriteError
-    from auditor.render import write_batch
+    from auditor.limits import Bounds
     from auditor.report.json_report import generated_at
+    from auditor.run import run
 
     columns = _columns_file(args.columns)
     jobs = _jobs(args.paths)
@@ -387,12 +387,6 @@ def cmd_audit(args) -> int:
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
     series = _series(args)
-    if series is not None:
-        from dataclasses import replace
-
-        jobs = [replace(j, context=series.context(j.id)) for j in jobs]
-        for problem in series.problems:
-            _say(problem, args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
                       generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
                       columns=columns)
@@ -408,40 +402,27 @@ def cmd_audit(args) -> int:
                 raise WriteError(write_failure(args.out / name, exc)) from None
     done = []
 
-    def report_line(job, output):
+    def report_line(job, audited):
         done.append(job.id)
         if lines:
-            s = output.entry["summary"]
+            s = audited.entry["summary"]
             print(cli_label("audit.carnet_line", args.ui, shown=job.shown, errors=s["errors"],
                             warnings=s["warnings"], info=s["info"], out=args.out / job.id), file=sys.stderr)
 
     try:
-        result = run_batch(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler,
-                           cache_dir=args.cache, progress=not args.quiet, on_done=report_line,
-                           bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                           notice=lambda text: _say(text, args))
+        result = run(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler, cache_dir=args.cache,
+                     progress=not args.quiet, on_done=report_line,
+                     bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
+                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         _say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)
         return 130
-    if series is not None:
-        for job in jobs:
-            series.carry_reviews(job.id, args.out)
-    trends = _write_history(args, options, result) if args.history else None
-    if batch:
-        write_batch(result.entries, args.out, args.format, options.lang, options.generated_at,
-                    result.cross_findings, trends)
     if not args.quiet and (batch or result.cached):
         print(cli_label("audit.batch_line", args.ui, carnets=len(jobs), cached=result.cached,
                         cross=len(result.cross_findings), out=args.out), file=sys.stderr)
-    worst = worst_severity(result.worst)
-    cross = result.cross_findings
-    if args.fail_on_new:
-        known = series.cross_findings() or []
-        cross = [f for f in cross if f not in known]
-    if cross:
-        worst = max(worst or Severity.ERROR, Severity.ERROR)
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
+    worst = result.worst
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
 
 
@@ -454,20 +435,6 @@ def _series(args):
     from auditor.series import Series
 
     return Series(args.baseline, args.reviews)
-
-
-def _write_history(args, options, result) -> list[dict] | None:
-    """Append this run to --history; the trend per table for index.html."""
-    from auditor import history
-    from auditor.catalogue import load_profile
-
-    run = {"run_id": history.new_run_id(), "run_at": options.generated_at, "tool_version": __version__,
-           "profile": load_profile().as_json().get("name")}
-    try:
-        history.append_run(args.history, run, list(zip(result.entries, result.history)))
-    except OSError as exc:
-        raise UsageError("audit.cannot_write_history", folder=args.history, reason=os_reason(exc)) from None
-    return history.trends(args.history, options.lang)
 
 
 def cmd_review(args) -> int:

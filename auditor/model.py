@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import field as _field   # Finding has a field named `field`
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,10 @@ class Finding:
     # identity across audits (auditor/fingerprint.py).
     field: str | None = None
     fingerprint: str | None = None
+    # A finding across carnets (outputs.md v1.2), as one carnet it involves
+    # sees it: its places, this carnet's first — each {"carnet", "path",
+    # "table", "seance", "coup", "row", "cell"}. None for a carnet's own finding.
+    across: tuple[dict, ...] | None = _field(default=None, compare=False, hash=False)
 
     def sort_key(self) -> tuple:
         """The spec's order of findings: séance, coup, rang, code (missing first), then table and row."""
@@ -136,6 +141,7 @@ class Finding:
             "found": self.found,
             "impact_cents": int(self.impact_cents),
             "fingerprint": self.fingerprint,
+            **({"across": [dict(p) for p in self.across]} if self.across is not None else {}),
         }
 
 

@@ -1,9 +1,15 @@
 """Nightly runs: the second run over unchanged carnets comes from the cache.
 
-1,000 one-séance carnets (the batch of `bench_audit.py`, benchmark 3) are
-audited twice with `--cache`, on the real clock (no SOURCE_DATE_EPOCH, as
-every real nightly run): the second run must take under a tenth of the
-first. Figures go to stdout and bench/RESULTS-nightly.md.
+N. 1,000 one-séance carnets (the batch of `bench_audit.py`, benchmark 3) are
+   audited twice with `--cache`, on the real clock (no SOURCE_DATE_EPOCH, as
+   every real nightly run): the second run must take under a tenth of the
+   first.
+R. 300 of them as a controller runs them: `--cache --reviews R.jsonl` the
+   first night, a decision recorded in the shared review file during the
+   day, then `--cache --baseline NIGHT1 --reviews R.jsonl`: the review and
+   the baseline are applied after the cache, so the second night too takes
+   every carnet from the cache and costs under a tenth of the first.
+Figures go to stdout and bench/RESULTS-nightly.md.
 """
 
 from __future__ import annotations
@@ -18,9 +24,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_audit import DATA, PY, _one_seance, generated_batch, results_page, run  # noqa: E402
 
 
+def with_reviews(n: int, jobs: int) -> str:
+    """Row R: two nights with a baseline and a shared review file, a review recorded between them."""
+    import json
+
+    root = generated_batch(f"batch-{n}-own-books", n, _one_seance)
+    cache, reviews = DATA / "nightly-r-cache", DATA / "nightly-r-reviews.jsonl"
+    shutil.rmtree(cache, ignore_errors=True)
+    reviews.unlink(missing_ok=True)
+    outs = [DATA / f"nightly-r-out-{night}" for night in (1, 2)]
+    for out in outs:
+        shutil.rmtree(out, ignore_errors=True)
+    common = ["--cache", str(cache), "--reviews", str(reviews), "--quiet", "--jobs", str(jobs), "--fail-on", "never"]
+    first, _ = run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[0]), *common])
+    finding = next(f for p in sorted(outs[0].glob("*/findings.json"))
+                   for f in json.loads(p.read_text(encoding="utf-8"))["findings"])
+    run([PY, "-m", "auditor", "review", str(outs[0]), finding["fingerprint"], "--status", "confirme",
+         "--comment", "vu", "--by", "bench", "--reviews", str(reviews)])
+    second, _ = run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[1]), "--baseline", str(outs[0]),
+                     *common])
+    ratio = second / first
+    return (f"| R | {n:,} carnets, --cache --baseline --reviews, a review recorded between the nights, real clock, "
+            f"--jobs {jobs} | first {first:.1f} s; second {second:.1f} s | ratio **{ratio:.3f}** | < 0.1 | "
+            f"{'yes' if ratio < 0.1 else 'no'} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--carnets", type=int, default=1000)
+    ap.add_argument("--reviewed-carnets", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     os.environ.pop("SOURCE_DATE_EPOCH", None)
@@ -39,6 +71,7 @@ def main() -> None:
     line = (f"| N | {n:,} unchanged carnets, two nightly runs with --cache, real clock, --jobs {args.jobs} | "
             f"first {walls[0]:.1f} s; second {walls[1]:.1f} s | ratio **{ratio:.3f}** | < 0.1 | "
             f"{'yes' if ratio < 0.1 else 'no'} |")
+    line += "\n" + with_reviews(args.reviewed_carnets, args.jobs)
     print(results_page("Nightly runs (cache) benchmark", "bench_nightly.py", line, "RESULTS-nightly.md"))
 
 

@@ -26,7 +26,8 @@ def main() -> None:
     from auditor.catalogue import load_profile
     from auditor.normalise import normalise
     from auditor.batch.plan import plan
-    from auditor.render import render_outputs
+    from auditor.outputs import carnet_audit, finish
+    from auditor.batch.plan import Options
     from auditor.read import read_carnet
 
     clock = time.process_time
@@ -55,7 +56,8 @@ def main() -> None:
     rows.append(("audit besides rules (summary, findings)", total_audit - rules))
     job = plan([args.path])[0]
     t = clock()
-    render_outputs(result, job, tuple(args.formats.split(",")), profile)
+    options = Options(formats=tuple(args.formats.split(",")))
+    finish(carnet_audit(0, job, result, options), options)
     rows.append((f"outputs ({args.formats})", clock() - t))
     width = max(len(n) for n, _ in rows)
     for name, secs in rows:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.batch import Options, fingerprint, run_batch
+from auditor.batch import Options, fingerprint
+from auditor.run import run as run_batch
 from auditor.cli import main
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.batch.plan import plan
@@ -42,10 +43,11 @@ def test_mixed_folder_gives_one_result_per_carnet(mixed, tmp_path, monkeypatch):
     # t1 and t2 (one casino, tickets generated alike) share tickets: EC82-03 across
     # carnets makes both non-compliant; t4 (another casino) has nothing.
     assert verdicts["2025__t4"] == "ok"
-    shared = {c["id"] for f in s["cross_carnet_findings"] for c in f["carnets"]}
+    shared = {p["carnet"] for f in s["cross_carnet_findings"] for p in f["across"]}
     assert shared == {"2026__t1.xlsx", "2026__t2"}
     assert {verdicts[k] for k in shared} == {"error"}
-    assert all(c["summary"]["errors"] == 0 for c in s["carnets"] if c["id"] in shared)   # their own audits
+    # Their findings across carnets are theirs: counted in their rows.
+    assert all(c["summary"]["errors"] == c["cross_carnet"]["errors"] > 0 for c in s["carnets"] if c["id"] in shared)
     for c in s["carnets"]:
         assert (out / c["id"] / "findings.json").exists()
     assert s["totals"]["carnets"] == 4
@@ -95,11 +97,12 @@ def test_same_ticket_at_two_tables_of_one_casino(tmp_path, monkeypatch):
     assert main(["audit", str(root), "--out", str(out), "--quiet", "--jobs", "1"]) == 1
     cross = summary(out)["cross_carnet_findings"]
     assert cross and all(f["code"] == "EC82-03" for f in cross)
-    pairs = {tuple(sorted(c["id"] for c in f["carnets"])) for f in cross}
+    pairs = {tuple(sorted(p["carnet"] for p in f["across"])) for f in cross}
     assert pairs == {("t1", "t2")}
-    # Each carnet's own findings.json holds its own audit only.
-    own = json.loads((out / "t1" / "findings.json").read_text(encoding="utf-8"))
-    assert not [f for f in own["findings"] if f["code"] == "EC82-03"]
+    # Each carnet's findings.json holds them, with the fingerprint summary.json gives.
+    for cid in ("t1", "t2"):
+        doc = json.loads((out / cid / "findings.json").read_text(encoding="utf-8"))
+        assert {f["fingerprint"] for f in doc["findings"] if "across" in f} == {f["fingerprint"] for f in cross}
 
 
 def test_dask_cluster_gives_the_local_summary(mixed, tmp_path, monkeypatch):
@@ -139,7 +142,7 @@ def test_generate_compliant_and_with_breaches(tmp_path, capsys):
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch):
-    from auditor import batch
+    from auditor import run as batch
 
     assert batch._bar(3, True) is None  # pytest's stderr is not a terminal
     monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)

@@ -25,7 +25,8 @@ import pytest
 
 from auditor import atomic
 from auditor.batch import pool
-from auditor.batch import Options, run_batch
+from auditor.batch import Options
+from auditor.run import run as run_batch
 from auditor.batch.executors import TEST_FAULT_ENV
 from auditor.cli import main
 from auditor.synth.generate import Spec, generate, write_csv_folder
@@ -123,7 +124,8 @@ def written(out: Path) -> int:
 
 
 def cached(cache: Path) -> int:
-    return len(list(cache.glob("*/*/result.json")))
+    """Carnets whose audit the cache keeps (an entry is renamed into place whole)."""
+    return len(list(cache.glob("*/*/carnet-audit.pickle")))
 
 
 def accounted(out: Path, names=NAMES) -> dict[str, dict]:
@@ -156,10 +158,11 @@ def ec00_01(out: Path, name: str) -> str:
 # -- a lost worker ------------------------------------------------------------------
 
 def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
-    root, out = carnets(tmp_path / "in"), tmp_path / "out"
-    # t3 hangs on its first try only; the others are audited meanwhile.
-    proc = start("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="stall:t3:300")
-    wait_for(lambda: written(out) == 4, what="the other carnets")
+    root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
+    # t3 hangs on its first try only; the others are audited meanwhile (the
+    # files are written once the whole batch is known: the cache shows them done).
+    proc = start("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet", fault="stall:t3:300")
+    wait_for(lambda: cached(cache) == 4, what="the other carnets")
     wait_for(lambda: workers_of(proc.pid), what="the workers")
     # Both at once, as the command sees them: with the command stopped
     # meanwhile, it cannot hand t3's retry to the idle worker between the two
@@ -290,15 +293,16 @@ def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk)
     assert code == 2, err
     [line] = err.strip().splitlines()
     assert line.startswith(f"ecarte-audit: cannot write {out}/") and "no space left on the disk" in line
-    done = cached(cache)
-    assert 0 < done < len(names)
-    assert f"The run stopped after {done} of 12 carnet(s); run the same command again" in line
+    # Every carnet was audited and kept before the first file was written.
+    assert cached(cache) == len(names)
+    done = int(re.search(r"The run stopped after (\d+) of 12 carnet\(s\); run the same command again", line)[1])
+    assert done < len(names)
     assert not (out / "summary.json").exists()
     whole(out)
-    # Space again: the same command with the same cache audits only the rest.
+    # Space again: the same command with the same cache audits nothing again.
     code, err = run("audit", root, "--out", tmp_path / "out2", "--cache", cache, "--jobs", "2", "--quiet")
     assert code == 0, err
-    assert f"{done} of 12 carnet(s) already audited (in the cache), {12 - done} to audit" in err
+    assert "12 of 12 carnet(s) already audited (in the cache), 0 to audit" in err
     accounted(tmp_path / "out2", names)
 
 

@@ -60,10 +60,15 @@ def baselines(tmp_path_factory):
     return out
 
 
+# The rules across the carnets of a table need the table's other carnets: a
+# carnet audited alone never checks them (rules.md v1.2).
+ACROSS_A_TABLE = {"EC64-10", "EC64-11", "EC83-04", "EC561-04"}
+
+
 def test_baselines_are_compliant(baselines):
     for result in baselines.values():
         assert {f.code for f in result.findings} <= {"EC83-02"}   # info: books still in progress
-        assert {c for c, s in statuses(result).items() if s is not Status.CHECKED} == set()
+        assert {c for c, s in statuses(result).items() if s is not Status.CHECKED} == ACROSS_A_TABLE
 
 
 # -- missing columns and tables ---------------------------------------------------
@@ -186,7 +191,7 @@ def test_one_unreadable_cell_gives_ec00_02_and_only_the_allowed_knock_on(kind, c
     assert [(f[4], f[5]) for f in cell] == [(table, row)], new
     others = sorted({f[0] for f in new if f[0] != "EC00-02"})
     assert set(others) <= KNOCK_ON.get(f"{table}.{column}", set()), new
-    assert all(s is Status.CHECKED for s in statuses(result).values())
+    assert all(s is Status.CHECKED for c, s in statuses(result).items() if c not in ACROSS_A_TABLE)
     # The report counts the row as rejected.
     before = baselines[kind, container].summary["tables"][table]["rejected"]
     assert result.summary["tables"][table]["rejected"] == before + 1

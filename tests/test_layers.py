@@ -1,6 +1,6 @@
 """The package's layering, read from the imports themselves (parsed with `ast`,
 lazy imports inside functions included, imports only for type checkers left
-out): face → batch → render/audit → {read, normalise, derived, tickets,
+out): face → run → batch → render/audit → {read, normalise, derived, tickets,
 checks} → model. The report reads the model, the derived facts and the
 tickets, never the checks; the checks never read a file nor write a report;
 the synthetic carnets stay apart from the auditor they feed."""
@@ -22,7 +22,8 @@ LAYERS = {
     "auditor.registry": "checks",
     "auditor.read": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
-    "auditor.report": "report", "auditor.audit": "audit", "auditor.render": "render",
+    "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.outputs": "render",
+    "auditor.run": "run",
     "auditor.batch": "batch", "auditor.series": "report", "auditor.history": "batch", "auditor.reviews": "report",
     "auditor.synth": "synth",
     "auditor.cli": "face", "auditor.__main__": "face", "auditor.serve": "face",
@@ -42,8 +43,10 @@ ALLOWED = {
     # A worker warms up on a tiny synthetic carnet (the one use of synth outside the face).
     "batch": {"model", "read", "audit", "render", "report", "tickets", "synth"},
     "synth": {"model"},
+    # The run service: the command line's and the local page's one way to audit.
+    "run": {"model", "read", "audit", "render", "report", "batch", "checks"},
     "face": {"model", "read", "normalise", "derived", "tickets", "checks", "report", "audit", "render", "batch",
-             "synth"},
+             "synth", "run"},
 }
 
 
@@ -121,7 +124,7 @@ def test_the_rules_spelled_out():
     reports; nothing below the batch imports it."""
     assert "checks" not in ALLOWED["report"]
     assert not {"read", "report", "normalise", "audit", "batch"} & ALLOWED["checks"]
-    assert all("batch" not in ALLOWED[k] for k in ALLOWED if k != "face")
+    assert all("batch" not in ALLOWED[k] for k in ALLOWED if k not in ("face", "run"))
 
 
 def test_the_parser_sees_an_edge(tmp_path):

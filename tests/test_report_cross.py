@@ -1,6 +1,7 @@
-"""A cross-carnet finding (EC82-03 across the tables of one casino) counts
-where it belongs: in the verdict, counts, report and index row of each carnet
-it involves, once in the totals; each findings.json stays its carnet's own audit."""
+"""A finding across carnets (EC82-03 across the tables of one casino) is a
+finding like any other (outputs.md v1.2): in the findings.json, verdict,
+counts, report and index row of each carnet it involves, with one
+fingerprint, once in the totals."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def _summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
 
+def _involves(f: dict, cid: str) -> bool:
+    return cid in {p["carnet"] for p in f["across"]}
+
+
 def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch):
     s = _summary(batch)
     cross = s["cross_carnet_findings"]
@@ -38,17 +43,38 @@ def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch)
     rows = {e["id"]: e for e in s["carnets"]}
     for cid in ("t1", "t2.xlsx"):
         e = rows[cid]
-        assert e["summary"]["errors"] == 0                    # its own audit: nothing
-        assert e["verdict"] == "error"                        # but it is not "en ordre"
-        mine = [k for k, f in enumerate(cross) if cid in {c["id"] for c in f["carnets"]}]
+        mine = [k for k, f in enumerate(cross) if _involves(f, cid)]
+        assert e["summary"]["errors"] == len(mine)            # its findings across carnets, counted
+        assert e["verdict"] == "error"                        # not "en ordre"
         assert e["cross_carnet"]["findings"] == mine
         assert e["cross_carnet"]["errors"] == sum(cross[k]["severity"] == "error" for k in mine)
     assert rows["t9"]["verdict"] == "ok" and rows["t9"]["cross_carnet"]["findings"] == []
-    own = sum(e["summary"]["errors"] for e in s["carnets"])
+    own = sum(e["summary"]["errors"] - e["cross_carnet"]["errors"] for e in s["carnets"])
     assert s["totals"]["errors"] == own + sum(f["severity"] == "error" for f in cross)
-    # findings.json: the carnet's own audit only (rules.md).
-    doc = json.loads((batch / "t1" / "findings.json").read_text(encoding="utf-8"))
-    assert doc["summary"]["errors"] == 0 and not [f for f in doc["findings"] if f["code"] == "EC82-03"]
+    assert s["totals"]["impact_cents"] == sum(e["summary"]["impact_cents"] - e["cross_carnet"]["impact_cents"]
+                                              for e in s["carnets"]) + sum(f["impact_cents"] for f in cross)
+
+
+def test_findings_json_of_each_carnet_holds_the_finding_with_one_fingerprint(batch):
+    s = _summary(batch)
+    docs = {cid: json.loads((batch / cid / "findings.json").read_text(encoding="utf-8")) for cid in ("t1", "t2.xlsx")}
+    for f in s["cross_carnet_findings"]:
+        seen = {}
+        for cid, doc in docs.items():
+            mine = [g for g in doc["findings"] if g["fingerprint"] == f["fingerprint"]]
+            assert len(mine) == 1, cid
+            g = mine[0]
+            assert g["code"] == "EC82-03" and g["across"][0]["carnet"] == cid      # this carnet's place first
+            assert {p["carnet"] for p in g["across"]} == {"t1", "t2.xlsx"}
+            assert g["table"] == "tickets" and g["row"] == g["across"][0]["row"]
+            other = next(e["path"] for e in s["carnets"] if e["id"] != cid and _involves(f, e["id"]))
+            assert other in g["message"]                                          # names the other carnet
+            seen[cid] = g
+        assert len({g["fingerprint"] for g in seen.values()}) == 1
+    for cid, doc in docs.items():
+        n = sum(1 for f in s["cross_carnet_findings"] if _involves(f, cid))
+        assert doc["summary"]["errors"] == n
+    # No path, id or row goes into the fingerprint: the same batch elsewhere gives the same ones.
 
 
 def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
@@ -58,7 +84,7 @@ def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
         dom = parse_strict((batch / here / "report.html").read_text(encoding="utf-8"))
         verdict = text(dom.find(".//p[@id='verdict']"))
         assert verdict.startswith(fr["verdict_error"]) and fr["verdict_ok"] not in verdict
-        n = len([f for f in s["cross_carnet_findings"] if here in {c["id"] for c in f["carnets"]}])
+        n = len([f for f in s["cross_carnet_findings"] if _involves(f, here)])
         assert text(dom.find(".//div[@id='count-error']")) == str(n)
         section = dom.find(".//section[@id='cross']")
         rows = section.findall(".//tbody/tr")
@@ -81,7 +107,7 @@ def test_index_rows_count_them(batch):
     rows = {r.get("data-id"): r for r in dom.findall(".//table[@id='carnets']/tbody/tr")}
     for e in s["carnets"]:
         cells = rows[e["id"]].findall("td")
-        n = e["summary"]["errors"] + e["cross_carnet"]["errors"]
+        n = e["summary"]["errors"]   # its own findings and those across carnets
         assert text(cells[5]).split()[0] == str(n)
         assert e["verdict"] in rows[e["id"]].get("class")
     assert text(dom.find(".//td[@id='total-errors']")) == str(s["totals"]["errors"])

@@ -400,13 +400,14 @@ def test_index_shows_cross_carnet_findings(breached):
     entries = [{"id": cid, "path": f"lot/{cid}", "verdict": "error", "carnet": {"casino": XSS, "table": n},
                 "summary": result.summary, "report": f"{cid}/report.html"} for n, cid in ((3, "t3"), (5, "t5"))]
     doc = _batch(entries)
-    # The shape auditor/crosscheck.py gives summary.json.
+    # The shape auditor.across.CrossFinding.as_json gives summary.json.
     doc["cross_carnet_findings"] = [{
         "code": "EC82-03", "severity": "error", "article": "82", "message": "Ticket <b>détaché</b> deux fois",
-        "casino": XSS, "valeur_cents": 100, "first": 1201, "last": 1203,
-        "carnets": [{"id": "t3", "path": "lot/t3", "table": 3, "seance": 1, "coup": 4, "row": 9},
-                    {"id": "t5", "path": "lot/t5", "table": 5, "seance": 2, "coup": 1, "row": 3}],
-        "impact_cents": 0}]
+        "expected": None, "found": None, "impact_cents": 0, "fingerprint": "0" * 20,
+        "across": [{"carnet": "t3", "path": "lot/t3", "table_no": 3, "seance": 1, "coup": 4, "table": "tickets",
+                    "row": 9, "cell": None},
+                   {"carnet": "t5", "path": "lot/t5", "table_no": 5, "seance": 2, "coup": 1, "table": "tickets",
+                    "row": 3, "cell": None}]}]
     dom = parse_strict(render_index(doc, "fr"))
     rows = dom.findall(".//table[@id='cross']/tbody/tr")
     assert len(rows) == 1 and not dom.findall(".//b")

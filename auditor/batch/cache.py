@@ -1,5 +1,6 @@
-"""The batch cache: each carnet's rendered result kept under a key made of
-what decides its audit, so a nightly run re-audits only what changed."""
+"""The batch cache: each carnet's audit, as data, kept under a key made of
+what decides it, so a nightly run re-audits only what changed; the run
+renders every file from it with what it applies after the audit."""
 
 from __future__ import annotations
 
@@ -7,17 +8,19 @@ import hashlib
 import json
 import os
 import shutil
-import zipfile
-from dataclasses import fields
+import pickle
+import sys
+from dataclasses import dataclass, fields
+from importlib.resources import files
 from pathlib import Path
 
 from auditor import __version__
 from auditor.atomic import write_failure
-from auditor.batch.plan import CarnetJob, JobOutput, Options
+from auditor.batch.plan import CarnetJob, Options
 from auditor.catalogue import rules_root
 from auditor.errors import WriteError
 from auditor.read.raw import file_digest, sha256_of_digests
-from auditor.render import restamp_outputs
+from auditor.outputs import CarnetAudit
 
 
 def fingerprint(path: Path) -> str:
@@ -46,68 +49,104 @@ def _rules_digest() -> str:
     return h.hexdigest()
 
 
-# Options that never change what an audit finds or renders: the clock (a hit
-# is re-stamped) and the debug switch.
-NOT_IN_KEY = ("generated_at", "debug")
+def _templates_digest() -> str:
+    """The report templates and labels: the drafts hold texts taken from them."""
+    h = hashlib.sha256()
+    root = files("auditor").joinpath("templates")
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in sorted(node.iterdir(), key=lambda n: n.name):
+            if child.is_dir():
+                stack.append(child)
+            elif child.name.endswith((".j2", ".css", ".js", ".toml")):
+                h.update(child.name.encode() + b"\0" + child.read_bytes())
+    return h.hexdigest()
+
+
+# Options that never change what an audit finds: the clock (the run stamps
+# the files it writes), the debug switch, and what the run applies after the
+# audit (--fail-on-new against the baseline).
+NOT_IN_KEY = ("generated_at", "debug", "fail_on_new")
+AUDIT_FILE, HEAD_FILE = "carnet-audit.pickle", "carnet-head.pickle"
+
+
+@dataclass
+class Hit:
+    """What the run keeps of a cached carnet until it writes its files: its
+    summary row and the facts the checks over the batch need; the whole audit
+    is read again from `path` when its files are made."""
+
+    entry: dict
+    facts: object
+    path: Path
 
 
 class Cache:
-    """Results keyed by what decides the audit: the carnet's files, the tool
-    version, the profile and catalogue, and every option that shapes the
-    outputs (formats, language, limits, and any option added later), plus the
-    carnet's id and path and what the run brings to it (baseline, reviews).
-    Never the run's time: a nightly run hits, and the hit is re-stamped with
-    this run's time."""
+    """Each carnet's audit as data (auditor.outputs.CarnetAudit), keyed by what
+    decides it: the carnet's files, its id and path as shown, the tool
+    version, the profile and catalogue, the report templates, and every
+    option that shapes the audit (formats, language, limits, column mapping,
+    and any option added later). Never what the run applies after the audit
+    — the baseline, the reviews, the time stamp —: a review recorded during
+    the day, or a new night, is still a hit.
+
+    An entry is a Python pickle: the cache folder is the user's own, as
+    trusted as the program (never point --cache at a folder others write)."""
 
     def __init__(self, folder: Path, options: Options):
         self.folder = folder
         chosen = {f.name: repr(getattr(options, f.name)) for f in fields(options) if f.name not in NOT_IN_KEY}
-        self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "options": chosen},
-                               sort_keys=True)
-        self.generated_at = options.generated_at
+        self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "templates": _templates_digest(),
+                                "python": sys.version_info[:2], "options": chosen}, sort_keys=True)
 
     def key(self, job: CarnetJob) -> str | None:
         """The job's cache key, or None when its files cannot be read (then it is audited, and the reader says why)."""
+        if job.refusal is not None:
+            return None
         try:
             content = fingerprint(job.path)
         except OSError:
             return None  # unreadable: audit it, the reader will say why
-        text = json.dumps({"salt": self.salt, "content": content, "id": job.id, "shown": job.shown,
-                           "context": job.context_digest()})
+        text = json.dumps({"salt": self.salt, "content": content, "id": job.id, "shown": job.shown})
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _dir(self, key: str) -> Path:
         return self.folder / key[:2] / key
 
-    def load(self, key: str, index: int) -> JobOutput | None:
-        """The cached output under `key`, re-stamped with this run's time; None on a miss or a damaged entry."""
+    def load(self, key: str) -> Hit | None:
+        """The cached carnet under `key`: its row and batch facts; None on a miss or a damaged entry."""
         d = self._dir(key)
-        meta = d / "result.json"
-        if not meta.is_file():
-            return None
         try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-            files = {name: (d / "files" / name).read_bytes() for name in data["files"]}
-            files = restamp_outputs(files, data["at"], self.generated_at)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            entry, facts = pickle.loads((d / HEAD_FILE).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
             return None  # a damaged entry is a miss
-        return JobOutput(index, data["entry"], files, data["tickets"], data["worst"], cached=True,
-                         history=data.get("history", []))
+        if not (d / AUDIT_FILE).is_file():
+            return None
+        return Hit(entry, facts, d / AUDIT_FILE)
 
-    def store(self, key: str, out: JobOutput) -> None:
-        """Keep `out` under `key`, written whole or not at all."""
+    def store(self, key: str, audit: CarnetAudit) -> Path:
+        """Keep `audit` under `key`, written whole or not at all; the path of its audit file."""
         d = self._dir(key)
         tmp = d.with_name(d.name + f".tmp{os.getpid()}")
         try:
             shutil.rmtree(tmp, ignore_errors=True)
-            (tmp / "files").mkdir(parents=True)
-            for name, data in out.files.items():
-                (tmp / "files" / name).write_bytes(data)
-            meta = {"entry": out.entry, "files": sorted(out.files), "at": self.generated_at,
-                    "tickets": out.tickets, "worst": out.worst, "history": out.history}
-            (tmp / "result.json").write_text(json.dumps(meta), encoding="utf-8")
+            tmp.mkdir(parents=True)
+            (tmp / AUDIT_FILE).write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
+            (tmp / HEAD_FILE).write_bytes(pickle.dumps((audit.entry, audit.facts), protocol=pickle.HIGHEST_PROTOCOL))
             shutil.rmtree(d, ignore_errors=True)
             tmp.rename(d)  # atomic: a reader sees a whole entry or none
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise WriteError(write_failure(d, exc)) from None
+        return d / AUDIT_FILE
+
+
+def load_audit(path: Path) -> CarnetAudit | None:
+    """A carnet's audit kept by the cache or the run's spool (None: damaged or gone)."""
+    try:
+        return pickle.loads(path.read_bytes())
+    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
+        return None

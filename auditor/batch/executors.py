@@ -1,7 +1,8 @@
 """Where the carnets of a batch are audited: in this process, in a pool of
 local processes (`pool.py`), or on a Dask cluster. Every carnet goes through one picklable
-function, `run_job`, which audits it and returns its rendered files instead of
-writing them: the client writes, so every executor gives byte-identical outputs.
+function, `run_job`, which audits it and returns its audit as data
+(auditor.outputs.CarnetAudit): the run renders and writes every file once the
+batch is known, so every executor gives byte-identical outputs.
 """
 
 from __future__ import annotations
@@ -12,41 +13,41 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from auditor.audit import audit_path
-from auditor.batch.plan import CarnetJob, JobOutput, Options
+from auditor.audit import audit_path, audit_refused
+from auditor.batch.plan import CarnetJob, Options
 from auditor.catalogue import load_profile
 from auditor.errors import UsageError
 from auditor.limits import MB, size_text
-from auditor.render import render_outputs
+from auditor.model import BatchCarnet
+from auditor.outputs import CarnetAudit, carnet_audit
 from auditor.tickets.ledger import carnet_runs
 
 
-def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False, tickets: bool = True) -> JobOutput:
-    """Audit one carnet and render its outputs (runs in a worker). `tickets`:
-    hand back its ticket runs, for the checks over the batch (not needed when
-    the batch is this carnet alone and no cache keeps them for later ones)."""
-    from auditor import series
-    from auditor.fingerprint import seance_dates
-
+def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False, tickets: bool = True) -> CarnetAudit:
+    """Audit one carnet (runs in a worker) and hand back its audit as data:
+    nothing is rendered here, the run does it once the batch is known.
+    `tickets`: hand back the facts the checks over the batch need (not needed
+    when the batch is this carnet alone and no cache keeps them for later ones)."""
     _test_fault(job, retry)
     profile = load_profile()
-    result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
-                        columns=options.columns)
-    view = series.apply(result.findings, job.context)
-    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at, view)
-    # Justified and false-positive findings never set the exit status; with
-    # --fail-on-new, only new findings do.
-    worst = series.worst(result.findings, view, options.fail_on_new)
-    rows = series.history_rows(result.findings, view, seance_dates(result.carnet))
-    runs = carnet_runs(result.carnet) if tickets else []
-    return JobOutput(index, entry, files, runs, None if worst is None else int(worst),
-                     history=rows)
+    if job.refusal is not None:
+        result = audit_refused(job.shown, job.sha256, job.refusal, profile, options.lang)
+    else:
+        result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
+                            columns=options.columns)
+    return carnet_audit(index, job, result, options, batch_facts(result, job) if tickets else None)
 
 
-def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> JobOutput:
-    """The carnet's outputs when its audit could not finish (its process was
-    killed, or it went past a bound): one EC00-01 that says why and how large
-    the carnet is."""
+def batch_facts(result, job: CarnetJob) -> BatchCarnet:
+    """What the checks over the batch need of this carnet."""
+    cover = result.carnet.cover
+    runs = [] if result.carnet.unreadable else carnet_runs(result.carnet)
+    return BatchCarnet(job.id, job.shown, cover.get("casino") or "", cover.get("table"), runs)
+
+
+def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> CarnetAudit:
+    """The carnet's audit when it could not finish (its process was killed, or
+    it went past a bound): one EC00-01 that says why and how large the carnet is."""
     from auditor.audit import audit, container_of
     from auditor.batch.cache import fingerprint
     from auditor.carnet import Carnet, Source
@@ -60,9 +61,9 @@ def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **para
     carnet = Carnet(Source(str(job.path), sha, container_of(job.path)), unreadable=True)
     carnet.problems.append(("EC00-01", Violation(kind=kind, params={**params, "size": size_text(size)})))
     result = audit(carnet, profile, options.lang)
-    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
-    worst = result.worst()
-    return JobOutput(index, entry, files, [], None if worst is None else int(worst), fault=kind)
+    out = carnet_audit(index, job, result, options, batch_facts(result, job))
+    out.fault = kind
+    return out
 
 
 def carnet_size(path: Path) -> int:
@@ -106,7 +107,7 @@ def _test_fault(job: CarnetJob, retry: bool) -> None:
                 held.append(b"\1" * (8 * MB))  # written, so resident
 
 
-def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) -> Iterator[JobOutput]:
+def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) -> Iterator[CarnetAudit]:
     try:
         from dask.distributed import Client, as_completed as dask_completed
         from distributed.scheduler import KilledWorker

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from auditor.limits import Limits
 from auditor.read import discover
-
-if TYPE_CHECKING:
-    from auditor import series
 
 
 @dataclass(frozen=True)
@@ -30,35 +26,16 @@ class Options:
 
 
 @dataclass
-class JobOutput:
-    """One carnet audited and rendered, as a worker hands it back to the client."""
-
-    index: int
-    entry: dict                       # the carnet's row of summary.json / index.html
-    files: dict[str, bytes]           # file name → content, written by the client
-    tickets: list[list]               # [value, premier, dernier, séance, coup, row] runs, for EC82-03
-    worst: int | None                 # highest severity found (Severity value)
-    cached: bool = False
-    fault: str | None = None          # the audit did not finish: killed, timeout, memory_limit
-    pid: int | None = None            # the worker process that audited it
-    history: list[dict] = field(default_factory=list)   # per finding, what --history keeps
-
-
-@dataclass
 class CarnetJob:
     """One carnet of a batch: where it is, how outputs show it, its output folder."""
 
     path: Path          # where the carnet is
     shown: str          # the path as shown in outputs (relative to what the user gave)
     id: str             # output sub-folder
-    # What the run brings to this carnet besides its files: the baseline's
-    # findings and the recorded reviews (read by the client, so a remote
-    # worker needs neither folder).
-    context: "series.SeriesContext | None" = None
-
-    def context_digest(self) -> str:
-        """What the cache key holds of the run's context (baseline, reviews); empty without one."""
-        return self.context.digest() if self.context is not None else ""
+    # An upload the local page refused before reading (a hostile archive):
+    # audited as an unreadable carnet with this EC00-01 problem, never read.
+    refusal: tuple | None = None
+    sha256: str = ""    # the refused upload's digest (its file is not kept)
 
 
 # Names the batch writes beside the carnet folders, and names Windows refuses.

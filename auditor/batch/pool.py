@@ -179,7 +179,7 @@ class guard:
 
 def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, retry: bool = False,
                   tickets: bool = True):
-    """One carnet's JobOutput; past a bound, its EC00-01 (written in this process)."""
+    """One carnet's audit (CarnetAudit); past a bound, its EC00-01 (written in this process)."""
     from auditor.batch.executors import fault_output, run_job
 
     try:

@@ -65,23 +65,36 @@ def write_annotated(result: AuditResult, source_path: str | Path, out_path: str 
 
 def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | None = None,
                     generated_at: str | None = None) -> bytes:
-    """annotated.xlsx for one audited carnet, as bytes (batch workers return files).
+    """annotated.xlsx for one carnet audited alone, as bytes (`workbook_draft`,
+    then `finish_workbook` with its own findings).
 
     source_path: the carnet as audited (an .xlsx/.xlsm file or a CSV folder);
     lang: labels of the added sheet and comments (default: the result's; the
     findings' messages are already in the result's language);
     generated_at: the report timestamp (default: SOURCE_DATE_EPOCH or now).
-
-    The carnet's workbook is never loaded: its zip parts are copied and only
-    the comments, fills and the findings sheet are added (xlsx_parts), in
-    time proportional to the findings and the sheets they touch.
     """
     from auditor.report.json_report import generated_at as now
 
+    return finish_workbook(workbook_draft(result, source_path, lang), result.findings, generated_at or now())
+
+
+@dataclass
+class WorkbookDraft:
+    """The annotated workbook as far as the carnet alone decides it: the
+    carnet as a workbook (its own zip parts, or rebuilt from the values the
+    reader read) and where each table lives in it. The findings, comments and
+    findings sheet are added once the run is known (`finish_workbook`)."""
+
+    base: bytes | None            # None: the list of findings alone (an unreadable carnet)
+    sheets: dict[str, SheetMap]
+    lang: str
+
+
+def workbook_draft(result: AuditResult, source_path: str | Path, lang: str | None = None) -> WorkbookDraft:
+    """The carnet as a workbook, read where it is audited (the worker): the
+    carnet's workbook is never loaded, its zip parts are copied."""
     lang = lang or result.lang
-    lab = labels(lang)
     source = Path(source_path)
-    stamp = generated_at or now()
     base, sheets = None, {}
     if result.carnet.unreadable or _refused_by_reader(result):
         # The reader refused it, or one of its sheets (damaged, too large, a zip
@@ -95,12 +108,21 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
         base, sheets = _workbook_from_values(source, set(result.carnet.tables))
     else:
         base, sheets = _workbook_copy(source)
-    anchors = [anchor_of(f, sheets) for f in result.findings]
+    return WorkbookDraft(base, sheets, lang)
+
+
+def finish_workbook(draft: WorkbookDraft, findings: list[Finding], stamp: str) -> bytes:
+    """annotated.xlsx: the draft's workbook with every finding as a comment on
+    its cell and the findings sheet, in time proportional to the findings and
+    the sheets they touch (xlsx_parts)."""
+    lang = draft.lang
+    lab = labels(lang)
+    anchors = [anchor_of(f, draft.sheets) for f in findings]
     findings_wb = Workbook(write_only=True)
-    _findings_sheet(findings_wb, result.findings, anchors, lab, lang)
-    if base is not None:
+    _findings_sheet(findings_wb, findings, anchors, lab, lang)
+    if draft.base is not None:
         try:
-            return _annotated_parts(base, sheets, result.findings, anchors, findings_wb, lab, lang, stamp)
+            return _annotated_parts(draft.base, draft.sheets, findings, anchors, findings_wb, lab, lang, stamp)
         except (NotAnnotatable, zipfile.BadZipFile, KeyError, ValueError, ParseError):
             # Parts laid out in a way the part editor does not handle: the
             # list of findings alone, with its links to cells that are not

@@ -44,19 +44,12 @@ def render(template: str, view) -> str:
 
 
 def render_report(result: AuditResult, source_path: str, generated_at: str,
-                  findings_file: str | None = "findings.json", annotated_file: str | None = None,
-                  cross: list[dict] | None = None, reports: dict[str, str | None] | None = None,
-                  series=None) -> str:
-    """report.html for one audited carnet (language: the result's); `cross`
-    and `reports` as in render.render_outputs; `series`: the findings against
-    a baseline and their reviews (auditor/series.py)."""
-    from auditor.report.series_view import report_part
+                  findings_file: str | None = "findings.json", annotated_file: str | None = None) -> str:
+    """report.html for one carnet audited alone (language: the result's)."""
     from auditor.report.view import report_view
 
-    view = report_view(result, source_path, generated_at, findings_file,
-                       annotated_file=annotated_file, cross=cross, reports=reports)
-    view.series = report_part(result, series) if series is not None and series.any() else None
-    return render("report.html.j2", view)
+    return render("report.html.j2", report_view(result, source_path, generated_at, findings_file,
+                                                annotated_file=annotated_file))
 
 
 def render_index(summary_doc: dict, lang: str) -> str:

@@ -49,13 +49,12 @@ def _review(r: dict | None, lang: str) -> dict | None:
     return {**one(r), "history": [one(h) for h in r.get("history") or []]}
 
 
-def report_part(result, series) -> dict:
+def report_part(findings, lang: str, series) -> dict:
     """What the report shows of the series: baseline states, reviews, findings absent since."""
-    lang = result.lang
     lab = labels(lang)
     order = {s: i for i, s in enumerate(STATES)}
     rows = []
-    for f in sorted(result.findings, key=lambda f: order.get(series.state(f) or "", 9)):
+    for f in sorted(findings, key=lambda f: order.get(series.state(f) or "", 9)):
         state = series.state(f)
         rows.append({"state": state or "", "state_text": lab[state] if state else lab["none"], "code": f.code,
                      "severity": f.severity.label, "seance": "" if f.seance is None else f.seance,

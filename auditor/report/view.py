@@ -11,7 +11,7 @@ never re-runs a check.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import json
 import posixpath
@@ -29,7 +29,7 @@ from auditor.model import Finding, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
-from auditor.report.cross_carnet import combined_verdict
+from auditor.report.cross_carnet import SEVERITY_KEYS, combined_verdict
 from auditor.report.reading_view import reading_section
 from auditor.tickets.arrays import NA_INT, column
 
@@ -492,31 +492,53 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
     return groups
 
 
-def _money(result: AuditResult, s: dict, lab: dict, lang: str) -> list[Amount]:
-    """Money at stake: the summary's levy totals, then the findings' impacts by
-    kind. `s`: the summary the page shows (the carnet's, with its cross-carnet
-    findings). An amount that could not be computed reads "not verified", never 0."""
+@dataclass(frozen=True)
+class MoneyFacts:
+    """What the money panel needs of the carnet's own audit: the levy
+    shortfall and excess, the missing tickets' value, and which of these
+    figures a rule that ran could give (a zero from a rule that did not run
+    would read as "nothing missing")."""
+
+    short: int
+    excess: int
+    missing: int
+    levy_known: bool          # the summary's levy totals were computed
+    levy_checked: bool        # a levy rule ran
+    missing_checked: bool     # the missing-tickets rule ran
+    impact_known: bool        # some rule that carries money ran on a readable carnet
+
+
+def money_facts(result: AuditResult) -> MoneyFacts:
+    """The money panel's facts from the carnet's own findings and rule statuses."""
     checked = {st.code for st in result.rules if st.status is Status.CHECKED}
     levy = [f.impact_cents for f in result.findings if f.code in LEVY_CODES]
-    short = sum(x for x in levy if x > 0)
-    excess = -sum(x for x in levy if x < 0)
-    missing = _positive_impact(f for f in result.findings if f.code in MISSING_TICKET_CODES)
-    other = s["impact_cents"] - short - missing
+    return MoneyFacts(
+        short=sum(x for x in levy if x > 0), excess=-sum(x for x in levy if x < 0),
+        missing=_positive_impact(f for f in result.findings if f.code in MISSING_TICKET_CODES),
+        levy_known=levy_known(result), levy_checked=bool(checked & set(LEVY_CODES)),
+        missing_checked=bool(checked & set(MISSING_TICKET_CODES)),
+        impact_known=not result.carnet.unreadable and bool(checked & set(MONEY_CODES)))
+
+
+def _money(m: MoneyFacts, s: dict, lab: dict, lang: str) -> list[Amount]:
+    """Money at stake: the summary's levy totals, then the findings' impacts by
+    kind. `s`: the summary the page shows (the carnet's, with its findings
+    across carnets). An amount that could not be computed reads "not verified", never 0."""
+    other = s["impact_cents"] - m.short - m.missing
 
     def amount(cents: int, known: bool) -> str:
         # A zero from a rule that did not run would read as "nothing missing".
         return format_cents(cents, lang) if known else lab["not_checked"]
 
-    rows = [Amount("levy_expected", lab["levy_expected"], amount(s["levy_expected_cents"], levy_known(result))),
-            Amount("levy_recorded", lab["levy_recorded"], amount(s["levy_recorded_cents"], levy_known(result))),
-            Amount("levy_shortfall", lab["levy_shortfall"], amount(short, bool(checked & set(LEVY_CODES))))]
-    if excess:
-        rows.append(Amount("levy_excess", lab["levy_excess"], format_cents(excess, lang)))
-    rows.append(Amount("missing_tickets", lab["missing_tickets_value"],
-                       amount(missing, bool(checked & set(MISSING_TICKET_CODES)))))
+    rows = [Amount("levy_expected", lab["levy_expected"], amount(s["levy_expected_cents"], m.levy_known)),
+            Amount("levy_recorded", lab["levy_recorded"], amount(s["levy_recorded_cents"], m.levy_known)),
+            Amount("levy_shortfall", lab["levy_shortfall"], amount(m.short, m.levy_checked))]
+    if m.excess:
+        rows.append(Amount("levy_excess", lab["levy_excess"], format_cents(m.excess, lang)))
+    rows.append(Amount("missing_tickets", lab["missing_tickets_value"], amount(m.missing, m.missing_checked)))
     if other:
         rows.append(Amount("other_impact", lab["other_impact"], format_cents(other, lang)))
-    rows.append(Amount("impact", lab["impact_total"], impact_text(result, s["impact_cents"], lab, lang)))
+    rows.append(Amount("impact", lab["impact_total"], impact_text(m, s["impact_cents"], lab, lang)))
     return rows
 
 
@@ -527,12 +549,9 @@ def levy_known(result: AuditResult) -> bool:
     return not carnet.unreadable and carnet.has("coups") and carnet.has("mises")
 
 
-def impact_text(result: AuditResult, cents: int, lab: dict, lang: str) -> str:
+def impact_text(m: MoneyFacts, cents: int, lab: dict, lang: str) -> str:
     """The total at stake, or "not verified" when no rule that carries money ran."""
-    checked = {st.code for st in result.rules if st.status is Status.CHECKED}
-    if result.carnet.unreadable or not checked & set(MONEY_CODES):
-        return lab["not_checked"]
-    return format_cents(cents, lang)
+    return format_cents(cents, lang) if m.impact_known else lab["not_checked"]
 
 
 def moment_text(stamp: str, lang: str) -> str:
@@ -554,26 +573,32 @@ def js_labels(lab: dict) -> dict[str, str]:
     return {k[3:]: v for k, v in lab.items() if k.startswith("js_") and isinstance(v, str)}
 
 
-def report_view(result: AuditResult, source_path: str, generated_at: str,
-                findings_file: str | None = "findings.json", *, annotated_file: str | None = None,
-                cross: list[dict] | None = None, reports: dict[str, str | None] | None = None) -> ReportView:
-    """Everything report.html.j2 shows. `findings_file` is the findings.json
-    beside the report (None when it is not written): truncated groups link to it.
-    `cross`: the batch's cross-carnet findings involving this carnet
-    (crosscheck.for_carnet): they count in its verdict and cards, and have a
-    section; `reports`: carnet id → report path in the batch, for the links."""
+@dataclass
+class ReportDraft:
+    """report.html as far as the carnet alone decides it: what a worker hands
+    back and the cache keeps. Everything that needs the Carnet (charts, ticket
+    pictures, chouette stories, séance facts, reading notes) is in `view`,
+    laid out for the carnet's own findings; the run fills in the rest once
+    the batch is known (`finish_report`): the findings across carnets, the
+    verdict and counts with them, the baseline and reviews, the time stamp."""
+
+    view: ReportView
+    verdict: str               # the carnet's own verdict
+    summary: dict              # its own counts and money (findings.json's summary)
+    money: MoneyFacts
+
+
+def report_draft(result: AuditResult, source_path: str, findings_file: str | None = "findings.json", *,
+                 annotated_file: str | None = None) -> ReportDraft:
+    """The report of one audited carnet, all but what the batch and the run
+    decide. `findings_file` is the findings.json beside the report (None when
+    it is not written): truncated groups link to it."""
     lang = result.lang
     lab = labels(lang)
-    cross = cross or []
-    summary = dict(result.summary)
-    for f in cross:   # counted like the carnet's own findings; findings.json keeps its own audit
-        key = {"error": "errors", "warning": "warnings", "info": "info"}[f["severity"]]
-        summary[key] += 1
-        summary["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
+    summary = result.summary
     cover = result.carnet.cover
     src = result.carnet.source
     dates, n_coups, top_coup, levy_recorded = _seance_facts(result)
-    v = combined_verdict(verdict(result), [f["severity"] for f in cross])
     casino, table = _s(cover.get("casino")), _s(cover.get("table"))
     period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
     identity = [Field(lab["casino"], casino), Field(lab["table"], table), Field(lab["period"], period),
@@ -581,9 +606,7 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
                 Field(lab["seances"], str(summary["seances"])), Field(lab["coups"], str(summary["coups"])),
                 Field(lab["mises"], str(summary["mises"])), Field(lab["tickets"], str(summary["tickets"])),
                 Field(lab["source"], source_path), Field(lab["format"], src.format),
-                Field(lab["sha256"], src.sha256), Field(lab["audit_date"], moment_text(generated_at, lang))]
-    counts = [Count("error", lab["errors"], summary["errors"]), Count("warning", lab["warnings"], summary["warnings"]),
-              Count("info", lab["infos"], summary["info"])]
+                Field(lab["sha256"], src.sha256), Field(lab["audit_date"], "")]
     volume = [Field(lab["rows_read"], str(summary["rows_read"])),
               Field(lab["rows_rejected"], str(summary["rows_rejected"]))]
     groups = _rule_groups(result, lab, lang)
@@ -597,17 +620,12 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     quiet = sum(1 for r in rules if r.checked and not r.findings)
     runs = run_stories(result.carnet, lang)
     left = len(runs) - MAX_CHOUETTE_RUNS
-    return ReportView(
-        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__, generated_at=generated_at,
-        generated_text=moment_text(generated_at, lang),
-        verdict=v, verdict_text=lab[f"verdict_{v}"],
-        verdict_detail=lab["verdict_detail"].format(
-            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
-            impact=impact_text(result, summary["impact_cents"], lab, lang))
-        + (" " + lab["verdict_cross"].format(n=len(cross)) if cross else ""),
+    view = ReportView(
+        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__, generated_at="",
+        generated_text="", verdict="", verdict_text="", verdict_detail="",
         casino=casino, table=table, period=period, print_identity=print_identity,
         css_identity=charts.css_string(print_identity),
-        identity=identity, counts=counts, volume=volume, money=_money(result, summary, lab, lang),
+        identity=identity, counts=[], volume=volume, money=[],
         groups=groups, seance_groups=seances,
         total_findings=total, rendered_findings=rendered,
         rendered_text=lab["rows_rendered"].format(shown=rendered, total=total, limit=MAX_ROWS_PER_GROUP),
@@ -625,37 +643,68 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
         tickets=tickets_view.tickets_section(result, lab, lang),
         chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
         chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "",
-        cross=[_cross_item(f, reports or {}, lab, lang) for f in cross],
-        reading=reading_section(result, lab))
+        cross=[], reading=reading_section(result, lab))
+    return ReportDraft(view, verdict(result), dict(summary), money_facts(result))
+
+
+def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] = (),
+                  reports: dict[str, str | None] | None = None, series: object = None) -> ReportView:
+    """The report as the run shows it: the draft, with the findings across
+    carnets that involve this carnet (`across`, each seen from it: counted in
+    its verdict and cards, listed in their section with a link to the other
+    carnets' reports, `reports`: carnet id → report path in the batch), the
+    baseline and reviews (`series`, series_view.report_part) and the run's time."""
+    view = draft.view
+    lang, lab = view.lang, view.t
+    summary = dict(draft.summary)
+    for f in across:   # counted like the carnet's own findings
+        summary[SEVERITY_KEYS[f.severity.label]] += 1
+        summary["impact_cents"] += max(int(f.impact_cents or 0), 0)
+    v = combined_verdict(draft.verdict, [f.severity.label for f in across])
+    identity = [*view.identity[:-1], Field(view.identity[-1].name, moment_text(generated_at, lang))]
+    return replace(
+        view, generated_at=generated_at, generated_text=moment_text(generated_at, lang),
+        verdict=v, verdict_text=lab[f"verdict_{v}"],
+        verdict_detail=lab["verdict_detail"].format(
+            errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
+            impact=impact_text(draft.money, summary["impact_cents"], lab, lang))
+        + (" " + lab["verdict_cross"].format(n=len(across)) if across else ""),
+        identity=identity,
+        counts=[Count("error", lab["errors"], summary["errors"]),
+                Count("warning", lab["warnings"], summary["warnings"]),
+                Count("info", lab["infos"], summary["info"])],
+        money=_money(draft.money, summary, lab, lang),
+        cross=[_cross_item(f, reports or {}, lab, lang) for f in across],
+        series=series)
+
+
+def report_view(result: AuditResult, source_path: str, generated_at: str,
+                findings_file: str | None = "findings.json", *, annotated_file: str | None = None) -> ReportView:
+    """Everything report.html.j2 shows of one carnet audited alone."""
+    draft = report_draft(result, source_path, findings_file, annotated_file=annotated_file)
+    return finish_report(draft, generated_at)
 
 
 def _place_text(c: dict, lab: dict) -> str:
-    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table")) or "?", seance=_s(c.get("seance")),
+    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table_no")) or "?", seance=_s(c.get("seance")),
                                      coup=_s(c.get("coup")), row=_s(c.get("row")))
 
 
-def _cross_item(f: dict, reports: dict[str, str | None], lab: dict, lang: str) -> CrossItem:
-    """One cross-carnet finding seen from this carnet: its message names the
-    other carnet (the batch's message is written from the first one's side)."""
-    meta = load_catalogue().get(_s(f.get("code")))
-    others = f.get("others") or []
-    message = _s(f.get("message"))
-    if meta is not None and others and "valeur_cents" in f:
-        first, last = int(f["first"]), int(f["last"])
-        message = meta.message("cross_carnet", lang).format(
-            valeur=format_cents(int(f["valeur_cents"]), lang), span=str(first) if first == last else f"{first} … {last}",
-            count=last - first + 1, other=_s(others[0].get("path")), other_table=_s(others[0].get("table")) or "?")
-    here = f.get("here") or []
-    sev = _s(f.get("severity"))
+def _cross_item(f: Finding, reports: dict[str, str | None], lab: dict, lang: str) -> CrossItem:
+    """One finding across carnets seen from this carnet: its message (already
+    written from this carnet's side) names the other carnets; `across[0]` is
+    its place here, the others are linked to their reports."""
+    here, others = f.across[0], f.across[1:]
+    sev = f.severity.label
     return CrossItem(
-        code=_s(f.get("code")), severity=sev, severity_text=lab.get(sev, sev),
-        article=article_text(_s(f.get("article")), lab) if f.get("article") else "", message=clip(message),
-        here="; ".join(lab["cross_here"].format(seance=_s(c.get("seance")), coup=_s(c.get("coup")),
-                                                row=_s(c.get("row"))) for c in here),
+        code=f.code, severity=sev, severity_text=lab.get(sev, sev),
+        article=article_text(f.article, lab) if f.article else "", message=clip(f.message),
+        here=lab["cross_here"].format(seance=_s(here.get("seance")), coup=_s(here.get("coup")),
+                                      row=_s(here.get("row"))),
         # The reports of a batch sit side by side: OUT/<id>/report.html.
-        others=[Place(_place_text(c, lab), f"../{reports[c['id']]}" if reports.get(c.get("id")) else None)
+        others=[Place(_place_text(c, lab), f"../{reports[c['carnet']]}" if reports.get(c.get("carnet")) else None)
                 for c in others],
-        impact=format_cents(f["impact_cents"], lang) if f.get("impact_cents") else "")
+        impact=format_cents(f.impact_cents, lang) if f.impact_cents else "")
 
 
 def _audited_root(paths: list[str]) -> str:
@@ -694,9 +743,9 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
     rows = []
     for e in summary_doc["carnets"]:
         s = e["summary"]
-        # The carnet's own findings and the cross-carnet ones that involve it.
+        # The carnet's summary counts its own findings and those across carnets that involve it.
         cc = e.get("cross_carnet") or {}
-        n = {k: s[k] + int(cc.get(k, 0)) for k in ("errors", "warnings", "info", "impact_cents")}
+        n = {k: s[k] for k in ("errors", "warnings", "info", "impact_cents")}
         carnet = e.get("carnet") or {}
         period = e.get("period") or {}
         first, last = _s(period.get("first")), _s(period.get("last"))
@@ -719,8 +768,8 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
     cross = []
     for f in summary_doc.get("cross_carnet_findings") or []:
         places = []
-        for c in f.get("carnets") or []:
-            places.append(Place(_place_text(c, lab), reports.get(c.get("id"))))
+        for c in f.get("across") or []:
+            places.append(Place(_place_text(c, lab), reports.get(c.get("carnet"))))
         sev = _s(f.get("severity"))
         cross.append(CrossRow(_s(f.get("code")), sev, lab.get(sev, sev), clip(f.get("message")), places,
                               format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))

@@ -3,7 +3,7 @@
 For inspectors who do not use a terminal. A Starlette application served by
 uvicorn on 127.0.0.1 only: the page uploads carnets (or names a folder of
 this machine for a batch), the audit runs through the same functions as the
-command line (`auditor.batch.run_batch`, `auditor.render.write_batch`), and
+command line (`auditor.run.run`), and
 the page shows the very report.html the command line writes, with its
 findings.json and annotated workbook to download.
 

@@ -1,5 +1,5 @@
 """Audits asked for by the page: one at a time, in a worker thread, through
-the command line's own functions (`run_batch`, `write_batch`).
+the command line's own run service (`auditor.run.run`).
 
 A run is one click: the carnets dropped together, or a folder of this
 machine. Its files live in the private folder (`run-<n>/in`, `run-<n>/out`)
@@ -16,15 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.audit import audit
-from auditor.batch import Options, run_batch
+from auditor.batch import Options
 from auditor.batch.plan import CarnetJob, plan
-from auditor.catalogue import load_profile
 from auditor.limits import Limits
-from auditor.normalise import normalise
-from auditor.render import render_outputs, write_batch
-from auditor.read import RawCarnet, table_names
-from auditor.serve.uploads import Staged, stage
+from auditor.read import table_names
+from auditor.run import run as audit_run
+from auditor.serve.uploads import stage
 
 FORMATS = ("html", "json", "xlsx")
 RUN_ID = "[0-9a-f]{16}"
@@ -124,56 +121,35 @@ class Runs:
         run.ignored = staging.ignored
         staged = staging.carnets
         run.total = len(staged)
-        jobs = [CarnetJob(s.path, s.shown, f"carnet-{i}") for i, s in enumerate(staged, 1) if s.path is not None]
-        refused = [(CarnetJob(Path(os.devnull), s.shown, f"carnet-{i}"), s)
-                   for i, s in enumerate(staged, 1) if s.path is None]
-        self._audit(run, jobs, refused, batch=len(staged) > 1,
-                    order=[f"carnet-{i}" for i in range(1, len(staged) + 1)])
+        # An upload refused before reading (a hostile archive) is audited as
+        # an unreadable carnet with its EC00-01, in the run like any other.
+        jobs = [CarnetJob(s.path, s.shown, f"carnet-{i}") if s.path is not None
+                else CarnetJob(Path(os.devnull), s.shown, f"carnet-{i}", refusal=s.problem, sha256=s.sha256)
+                for i, s in enumerate(staged, 1)]
+        self._audit(run, jobs, batch=len(staged) > 1)
 
     def _folder(self, run: Run, folder: Path) -> None:
         jobs = plan([folder])
         run.total = len(jobs)
-        self._audit(run, jobs, [], batch=len(jobs) > 1 or jobs[0].path != folder, order=[j.id for j in jobs])
+        self._audit(run, jobs, batch=len(jobs) > 1 or jobs[0].path != folder)
 
-    def _audit(self, run: Run, jobs: list[CarnetJob], refused: list[tuple[CarnetJob, Staged]],
-               batch: bool, order: list[str]) -> None:
+    def _audit(self, run: Run, jobs: list[CarnetJob], batch: bool) -> None:
         from auditor.report.json_report import generated_at
 
         options = Options(formats=FORMATS, lang=run.lang, generated_at=generated_at(), limits=self.limits)
 
-        def one_done(job, output):
+        def one_done(job, entry):
             run.done += 1
             if self.stopping:
                 raise Stopping()
 
-        result = run_batch(jobs, run.out, options, workers=self.workers, on_done=one_done)
-        entries = dict(zip((j.id for j in jobs), result.entries))
-        for job, staged in refused:
-            entries[job.id] = _refused(job, staged, run.out, options)
-            run.done += 1
+        result = audit_run(jobs, run.out, options, workers=self.workers, on_done=one_done, batch=batch,
+                           index_formats=("html", "json"))
         run.jobs = {j.id: j for j in jobs}
-        ordered = [entries[cid] for cid in order]
         run.batch = batch
-        if batch:
-            write_batch(ordered, run.out, ("html", "json"), run.lang, options.generated_at, result.cross_findings)
         run.carnets = [{"id": e["id"], "shown": e["path"], "verdict": e["verdict"], "summary": e["summary"]}
-                       for e in ordered]
+                       for e in result.entries]
 
 
 class Stopping(Exception):
     """The server is stopping: the batch ends after the carnet under way."""
-
-
-def _refused(job: CarnetJob, staged: Staged, out: Path, options: Options) -> dict:
-    """The report of an upload refused before reading (a hostile archive):
-    an unreadable carnet with its EC00-01, audited and rendered as any other."""
-    raw = RawCarnet(path=staged.shown, format="csv", sha256=staged.sha256, problems=[staged.problem],
-                    unreadable=True)
-    profile = load_profile()
-    result = audit(normalise(raw), profile, options.lang)
-    files, entry = render_outputs(result, job, options.formats, profile, options.generated_at)
-    folder = out / job.id
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (folder / name).write_bytes(data)
-    return entry

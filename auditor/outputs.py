@@ -1,0 +1,175 @@
+"""A carnet's outputs, in two steps.
+
+Where the carnet is audited (a worker), `carnet_audit` turns its audit into
+data: the findings, the findings.json document, the report's and the
+workbook's drafts (everything that needs the Carnet), the facts the checks
+over the batch need. That value is what a worker hands back and what the
+cache keeps; nothing is rendered there.
+
+Once the whole run is known, `finish` makes the files of one carnet from it,
+with what the run adds: the findings across carnets that involve it, its
+baseline states and reviews, the run's time stamp. Every file is rendered
+once, there. `write_batch` writes the batch's summary.json and index.html.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from auditor import __version__
+from auditor.model import AuditResult, BatchCarnet, Finding, Severity, sort_findings
+from auditor.report import html_report, json_report
+
+if TYPE_CHECKING:
+    from auditor.batch.plan import CarnetJob, Options
+    from auditor.series import SeriesContext
+
+FORMATS = ("html", "json", "xlsx")
+SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}
+
+
+@dataclass
+class CarnetAudit:
+    """One carnet audited: data, never rendered bytes (a worker hands it back,
+    the cache keeps it, the run finishes it into files)."""
+
+    index: int
+    id: str
+    shown: str
+    findings: list[Finding]        # the carnet's own findings, in the spec's order, with fingerprints
+    document: dict                 # findings.json but for the time stamp, the findings and the run's decorations
+    entry: dict                    # the carnet's row of summary.json, for its own findings
+    seance_dates: dict[int, str]   # séance → its day: the history's rows
+    report: object = None          # view.ReportDraft (html)
+    workbook: object = None        # excel_report.WorkbookDraft (xlsx)
+    facts: BatchCarnet | None = None   # what the checks over the batch need (None: nothing to compare)
+    fault: str | None = None       # the audit did not finish: killed, timeout, memory_limit
+    pid: int | None = None         # the worker process that audited it
+    cached: bool = False
+
+    @property
+    def worst_own(self) -> Severity | None:
+        """The highest severity among the carnet's own findings."""
+        return max((f.severity for f in self.findings), default=None)
+
+
+def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Options,
+                 facts: BatchCarnet | None = None) -> CarnetAudit:
+    """The carnet's audit as data: its findings document and the drafts of its
+    report and annotated workbook, in the formats the run asked for."""
+    from auditor.fingerprint import seance_dates
+    from auditor.report.view import period_of, report_draft, verdict
+
+    formats = options.formats
+    doc = json_report.findings_document(result, result.profile, job.shown, "")
+    report = workbook = None
+    if "html" in formats:
+        report = report_draft(result, job.shown, findings_file="findings.json" if "json" in formats else None,
+                              annotated_file="annotated.xlsx" if "xlsx" in formats else None)
+    if "xlsx" in formats:
+        from auditor.report.excel_report import workbook_draft
+
+        workbook = workbook_draft(result, job.path, result.lang)
+    entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
+             "carnet": doc["carnet"], "period": period_of(result), "summary": doc["summary"],
+             "report": f"{job.id}/report.html" if "html" in formats else None}
+    return CarnetAudit(index, job.id, job.shown, list(result.findings), doc, entry, seance_dates(result.carnet),
+                       report, workbook, facts)
+
+
+@dataclass
+class Finished:
+    """One carnet's files and what the run keeps of it once they are written."""
+
+    files: dict[str, bytes]
+    entry: dict                    # its row of summary.json
+    worst: Severity | None         # the highest severity that sets the exit status
+    history: list[dict] = field(default_factory=list)   # per finding, what --history keeps
+    # Per finding across carnets: its baseline state and review, as summary.json lists them.
+    across_states: dict[str, dict] = field(default_factory=dict)
+
+
+def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
+           reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset()) -> Finished:
+    """The carnet's files, now that the run is known. `across`: the findings
+    across carnets that involve it, each seen from it (`Finding.across`, this
+    carnet first): they are findings of the carnet like its own, counted in
+    its verdict, summary and money; `context`: its baseline and reviews;
+    `reports`: each carnet id's report path in the batch (links to the other
+    carnets); `history_of`: the fingerprints of the findings across carnets
+    whose history row this carnet carries (each is in the history once)."""
+    from auditor import series
+    from auditor.report.cross_carnet import combined_verdict
+
+    formats, at = options.formats, options.generated_at or json_report.generated_at()
+    findings = sort_findings([*audit.findings, *across]) if across else audit.findings
+    view = series.apply(findings, context)
+    summary = dict(audit.document["summary"])
+    for f in across:
+        summary[SEVERITY_KEYS[f.severity.label]] += 1
+        summary["impact_cents"] += max(int(f.impact_cents), 0)
+    doc = {**audit.document, "generated_at": at, "summary": summary, "findings": [f.as_json() for f in findings]}
+    doc = series.decorate(doc, findings, view)
+    files: dict[str, bytes] = {}
+    if "json" in formats:
+        files["findings.json"] = json_report.dumps(doc).encode("utf-8")
+    if "html" in formats and audit.report is not None:
+        from auditor.report.series_view import report_part
+        from auditor.report.view import finish_report
+
+        lang = audit.report.view.lang
+        part = report_part(findings, lang, view) if view.any() else None
+        files["report.html"] = html_report.render(
+            "report.html.j2", finish_report(audit.report, at, list(across), reports, part)).encode("utf-8")
+    if "xlsx" in formats and audit.workbook is not None:
+        from auditor.report.excel_report import finish_workbook
+
+        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at)
+    entry = {**audit.entry, "summary": summary,
+             "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
+    if view.has_baseline:
+        entry["baseline_counts"] = view.counts()
+    # Justified and false-positive findings never set the exit status; with
+    # --fail-on-new, only new findings do.
+    worst = series.worst(findings, view, options.fail_on_new)
+    kept = [f for f in findings if f.across is None or f.fingerprint in history_of]
+    rows = series.history_rows(kept, view, audit.seance_dates)
+    states = {f.fingerprint: {"baseline_state": view.state(f), "review": view.reviews.get(f.fingerprint)}
+              for f in across}
+    return Finished(files, entry, worst, rows, states)
+
+
+def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
+                cross_findings: list[dict] | None = None, trends: list[dict] | None = None) -> None:
+    """Write the batch's summary.json and index.html beside the carnets' folders.
+    Each carnet's row counts the findings across carnets that involve it; the
+    totals count each of them once."""
+    cross_findings = cross_findings or []
+    totals = {k: sum(e["summary"][k] for e in entries)
+              for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
+    for e in entries:   # what each carnet counted of the findings across carnets
+        cc = e.get("cross_carnet") or {}
+        for k in ("errors", "warnings", "info", "impact_cents"):
+            totals[k] -= int(cc.get(k, 0))
+    for f in cross_findings:   # … counted once
+        totals[SEVERITY_KEYS[f["severity"]]] += 1
+        totals["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
+    totals["carnets"] = len(entries)
+    totals["cross_carnet_findings"] = len(cross_findings)
+    doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
+           "generated_at": generated_at, "carnets": entries, "totals": totals,
+           "cross_carnet_findings": cross_findings}
+    from auditor.atomic import write_atomic
+
+    if "json" in formats:
+        write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    if "html" in formats:
+        from auditor.report.series_view import index_part
+        from auditor.report.view import index_view
+
+        view = index_view(doc, lang)
+        view.series = index_part(entries, lang, trends)
+        write_atomic(out / "index.html", html_report.render("index.html.j2", view))

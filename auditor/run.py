@@ -1,0 +1,198 @@
+"""One run: the command line and the local page both audit through `run`.
+
+plan (given) → each carnet from the cache or audited (workers hand back data,
+never files) → the checks over the batch, once every carnet is known → each
+carnet's files made once, with the findings across carnets that involve it,
+its baseline and reviews, the run's time stamp → written atomically → the
+batch's summary and index → the history → what the exit status needs.
+
+No carnet is audited twice and no file is rendered before the batch is
+known. Until its files are made, a carnet's audit waits on disk (in the
+cache, or in the run's spool folder): the run holds only each carnet's
+summary row and the facts the batch checks need, so a batch of thousands
+of carnets takes the memory of a few.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from auditor.across import by_carnet, check_batch
+from auditor.atomic import make_folder, write_atomic
+from auditor.batch import Bounds, Cache, CarnetJob, Options, execute
+from auditor.batch.cache import load_audit
+from auditor.batch.executors import run_job
+from auditor.catalogue import load_profile
+from auditor.errors import Message, WriteError
+from auditor.model import Severity
+from auditor.outputs import Finished, finish, write_batch
+from auditor.report.cross_carnet import attribute
+
+
+@dataclass
+class RunResult:
+    """What the command line and the local page need once every file is written."""
+
+    entries: list[dict]                  # each carnet's row of summary.json, in the jobs' order
+    worst: Severity | None               # the highest severity that sets the exit status (None: none)
+    cross_findings: list[dict] = field(default_factory=list)   # summary.json's findings across carnets
+    cached: int = 0
+    history: list[list[dict]] = field(default_factory=list)    # per carnet, its findings' history rows
+
+
+@dataclass
+class _Held:
+    """A carnet audited, until its files are made: its row, its batch facts,
+    and where its whole audit waits."""
+
+    entry: dict
+    facts: object
+    path: Path
+    cached: bool = False
+    pid: int | None = None     # the worker process that audited it
+
+
+def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
+        cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
+        bounds: Bounds | None = None, notice: Callable | None = None, series=None, history: Path | None = None,
+        batch: bool | None = None, index_formats: tuple[str, ...] | None = None) -> RunResult:
+    """Audit `jobs` and write every file under `out`.
+
+    `series`: the baseline and reviews (auditor.series.Series), applied after
+    the audit (never in the cache key); `history`: the folder the run is
+    appended to; `batch`: write summary.json and index.html (default: more
+    than one carnet), in `index_formats` (default: the run's formats).
+    `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
+    summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
+    stops the run (WriteError); what was audited is in the cache, if any, and
+    a new run with the same cache audits only the rest.
+    """
+    notice = notice or (lambda text: None)
+    batch = len(jobs) > 1 if batch is None else batch
+    cache = Cache(cache_dir, options) if cache_dir else None
+    held: dict[int, _Held] = {}
+    finished: list[Finished] = []
+    todo: list[tuple[int, CarnetJob]] = []
+    keys: dict[int, str] = {}
+    for index, job in enumerate(jobs):
+        key = cache.key(job) if cache else None
+        hit = cache.load(key) if cache and key else None
+        if hit is not None:
+            held[index] = _Held(hit.entry, hit.facts, hit.path, cached=True)
+        else:
+            todo.append((index, job))
+            if key:
+                keys[index] = key
+    if held:
+        notice(Message("audit.cached_notice", cached=len(held), total=len(jobs), todo=len(todo)))
+    # The facts of the checks over the batch: not needed for a carnet alone
+    # that no cache keeps for later batches.
+    tickets = len(jobs) > 1 or cache is not None
+    try:
+        with contextlib.ExitStack() as stack:
+            spool = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ecarte-audit-run-")))
+            bar = _bar(len(jobs), progress)
+            if bar is not None:
+                stack.callback(bar.close)
+            for index in sorted(held):
+                _done(bar, on_done, jobs[index], held[index])
+            for audit in execute(stack, todo, options, workers=workers, scheduler=scheduler, bounds=bounds,
+                                 tickets=tickets, notice=notice):
+                if cache and audit.index in keys and audit.fault is None:
+                    path = cache.store(keys[audit.index], audit)
+                else:
+                    path = spool / f"{audit.index}.pickle"
+                    path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
+                held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
+                _done(bar, on_done, jobs[audit.index], held[audit.index])
+            cross = _finish_all(jobs, held, out, options, series, finished)
+    except WriteError as exc:
+        resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
+        raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
+                         resume=resume) from None
+    for problem in series.problems if series is not None else ():
+        notice(problem)   # review lines left out, an unreadable baseline: said once every carnet is done
+    entries = [f.entry for f in finished]
+    attribute(entries, cross)
+    rows = [f.history for f in finished]
+    trends = None
+    if history is not None:
+        trends = _append_history(history, options, entries, rows)
+    if batch:
+        write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
+                    trends)
+    worst = max((f.worst for f in finished if f.worst is not None), default=None)
+    return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
+
+
+def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
+                finished: list[Finished]) -> list[dict]:
+    """The checks over the batch, then each carnet's files, made and written
+    one carnet at a time (each appended to `finished` once written); the
+    findings across carnets as summary.json lists them."""
+    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
+    cross = check_batch(facts, load_profile(), options.lang) if len(facts) > 1 else []
+    seen = by_carnet(cross)
+    owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
+    reports = {job.id: f"{job.id}/report.html" for job in jobs} if "html" in options.formats else {}
+    states: dict[str, dict] = {}
+    for index, job in enumerate(jobs):
+        audit = load_audit(held[index].path)
+        if audit is None:   # its cache entry went away since it was looked up: audited again
+            audit = run_job(index, job, options)
+        context = series.context(job.id) if series is not None else None
+        fin = finish(audit, options, across=seen.get(job.id, []), context=context, reports=reports,
+                     history_of={fp for fp, cid in owner.items() if cid == job.id})
+        _write(fin, job, out)
+        if series is not None:
+            series.carry_reviews(job.id, out)
+        for fp, state in fin.across_states.items():
+            if owner.get(fp) == job.id:
+                states[fp] = state
+        finished.append(fin)
+    listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
+              for cf in cross]
+    return listed
+
+
+def _write(fin: Finished, job: CarnetJob, out: Path) -> None:
+    folder = out / job.id
+    make_folder(folder)
+    for name, data in fin.files.items():
+        write_atomic(folder / name, data)
+
+
+def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]]) -> list[dict]:
+    """Append this run to the history folder; the trend per table for index.html."""
+    from auditor import __version__, history
+    from auditor.errors import UsageError, os_reason
+
+    record = {"run_id": history.new_run_id(), "run_at": options.generated_at, "tool_version": __version__,
+              "profile": load_profile().as_json().get("name")}
+    try:
+        history.append_run(folder, record, list(zip(entries, rows)))
+    except OSError as exc:
+        raise UsageError("audit.cannot_write_history", folder=folder, reason=os_reason(exc)) from None
+    return history.trends(folder, options.lang)
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="carnet", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+
+
+def _done(bar, on_done, job: CarnetJob, done: _Held) -> None:
+    if bar is not None:
+        bar.update(1)
+    if on_done is not None:
+        on_done(job, done)
+
