@@ -164,8 +164,8 @@ def test_findings_grouped_by_rule_with_every_field(breached):
             assert c[0:3] == [str(v) if v is not None else "" for v in (f.seance, f.coup, f.rang)]
             assert c[3] == " ".join(f.message.split())
             assert f.table in c[4] and str(f.row) in c[4] and (f.cell or "") in c[4]
-            if code in view_module.VALUE_COLUMNS:      # information: one column of its own instead
-                assert c[5] == view_module.VALUE_COLUMNS[code][1](f)
+            if code in view_module.value_columns():      # information: one column of its own instead
+                assert c[5] == view_module.value_columns()[code][1](f)
                 c = c[:6] + [""] + c[6:]
             else:
                 assert _norm(c[5]) == _norm(f.expected or "") and _norm(c[6]) == _norm(f.found or "")
