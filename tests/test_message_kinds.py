@@ -22,6 +22,7 @@ workbook guard's `Refused(kind)` (an EC00-01) across the package.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ class Unresolved(Exception):
     pass
 
 
+@lru_cache(maxsize=None)    # each module once, whichever check or test reads it
 def _parse(path: Path) -> ast.Module:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
@@ -232,7 +234,17 @@ def _violation_kinds(module: ast.Module, scope: list[ast.AST], code: str) -> tup
     return kinds, resolver.unresolved
 
 
+@lru_cache(maxsize=1)
+def _check_kinds() -> dict[str, frozenset[str]]:
+    return {code: frozenset(kinds) for code, kinds in _scan_checks().items()}
+
+
 def check_kinds() -> dict[str, set[str]]:
+    """A fresh copy of the scan (callers add to it)."""
+    return {code: set(kinds) for code, kinds in _check_kinds().items()}
+
+
+def _scan_checks() -> dict[str, set[str]]:
     """Per code with a check (EC00 forwarders aside): the kinds its Violations can take."""
     out: dict[str, set[str]] = {}
     for path in sorted(CHECKS.glob("*.py")):

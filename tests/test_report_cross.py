@@ -31,6 +31,8 @@ def _summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch):
     s = _summary(batch)
     cross = s["cross_carnet_findings"]

@@ -308,6 +308,7 @@ def test_unreadable_carnet_still_reports():
 SIZE_BOUND = 6 * 1024 * 1024   # bytes; see docs/interpretations.md ("Reports")
 
 
+@pytest.mark.slow
 def test_hundred_thousand_findings_stay_bounded(breached):
     big = with_many_findings(breached[0], 100_000)
     started = time.perf_counter()
@@ -347,6 +348,7 @@ def _batch(entries: list[dict]) -> dict:
             "cross_carnet_findings": []}
 
 
+@pytest.mark.slow
 def test_index_one_row_per_carnet_with_totals():
     entries = []
     for p in sample_paths():
