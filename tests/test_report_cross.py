@@ -53,6 +53,8 @@ def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch)
     assert doc["summary"]["errors"] == 0 and not [f for f in doc["findings"] if f["code"] == "EC82-03"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
     s = _summary(batch)
     fr = labels("fr")
@@ -77,6 +79,8 @@ def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
     assert text(dom.find(".//p[@id='verdict']")).startswith(fr["verdict_ok"])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_index_rows_count_them(batch):
     s = _summary(batch)
     dom = parse_strict((batch / "index.html").read_text(encoding="utf-8"))
