@@ -50,6 +50,7 @@ def ods_comments(path: Path) -> dict[tuple[str, str], str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 @pytest.mark.parametrize("sample", ["infractions/numerotation-et-mises.xlsx", "infractions/tickets"])

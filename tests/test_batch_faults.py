@@ -390,6 +390,7 @@ def dask_cluster(monkeypatch, request):
         yield cluster, client
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("dask_cluster", ["sleep:t3:3"], indirect=True)
 def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
@@ -418,6 +419,7 @@ def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
     assert {e["verdict"] for e in accounted(out).values()} == {"ok"}
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("dask_cluster", ["kill:t1"], indirect=True)
 def test_dask_task_that_keeps_killing_workers_is_an_ec00_01(tmp_path, dask_cluster, capsys):

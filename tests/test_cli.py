@@ -79,6 +79,7 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     no_float(doc)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_outputs_are_byte_identical(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
@@ -91,6 +92,7 @@ def test_outputs_are_byte_identical(tmp_path, monkeypatch):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_batch_writes_index_and_summary(tmp_path):
     assert main(["audit", str(SAMPLES), "--out", str(tmp_path), "--quiet"]) == 1
@@ -192,6 +194,7 @@ def test_limits_are_options(tmp_path):
     assert run_cli("audit", GOOD_CSV, "--out", tmp_path, "--max-columns", "0")[0] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp_path):
     """`run` ends the process without freeing its objects one by one: what

@@ -329,6 +329,7 @@ def test_french_locale_errors_without_lang_option(tmp_path):
     assert "Traceback" not in "".join(p.stderr for p in (missing, bad, absent, empty, new, review, history))
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_french_locale_rules_list_and_explain():
     rules = run(["rules"], LANG="fr_FR.UTF-8")

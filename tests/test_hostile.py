@@ -298,6 +298,7 @@ def annotated_status(hostile_run, tmp_path_factory):
     return status
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name", HOSTILE_WORKBOOKS)
 def test_annotated_workbook_of_a_hostile_workbook_stays_within_memory(annotated_status, name):

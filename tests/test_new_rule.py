@@ -86,6 +86,7 @@ def test_refuses_a_bad_code_and_an_unclear_module(tmp_path):
     assert written[1].name == "tickets_books.py"
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_readme_tests_refuse_the_stubs_until_written(tmp_path):
     """In a copy of the tree with the stubs of EC64-12: the package imports

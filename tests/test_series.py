@@ -52,6 +52,7 @@ def review(out: Path, fp: str, status: str, comment: str, by: str = "Mme Lefèvr
     return main(["review", str(out), fp, "--status", status, "--comment", comment, "--by", by, *extra])
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_three_run_story(tmp_path, capsys):
     src = tmp_path / "c"

@@ -172,6 +172,7 @@ def test_several_carnets_make_a_batch_with_its_index(server):
     assert headers["content-security-policy"] == REPORT_CSP
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_folder_of_this_machine(server):
     status, _, data = server.request("POST", "/api/folder",
@@ -302,6 +303,7 @@ def _ctrl_c(tmp_path: Path):
     assert files_under(tmp_path / "tmp") == []
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_serve_prints_its_address_in_the_users_language(tmp_path):
     english = Server(tmp_path / "tmp", env={"LANG": "en_GB.UTF-8"})
@@ -325,6 +327,7 @@ def test_a_port_in_use_is_a_usage_error(tmp_path, capsys, monkeypatch):
     assert f"impossible d'écouter sur 127.0.0.1:{port}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_reviews_are_checked_before_anything_is_written(tmp_path):
     from auditor import reviews
@@ -358,6 +361,7 @@ def test_reviews_are_checked_before_anything_is_written(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
     """`make serve` from the checkout, as an inspector's helper would type it:
