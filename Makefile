@@ -1,6 +1,7 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
 #   make demo   creates .venv, installs the project, audits sample_carnets/ into reports/
-#   make test   installs the test extras if needed and runs the whole suite
+#   make test   installs the test extras if needed and runs the whole suite (what CI runs)
+#   make test-fast   the edit loop: leaves out the slow, browser and subprocess tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,7 +9,7 @@ STAMP      := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test samples gold bench clean serve
+.PHONY: demo test test-fast samples gold bench clean serve
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is required ($(PYTHON))"; exit 1; }
@@ -29,6 +30,11 @@ serve: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
+
+# Under 90 s on 2 cores: every test but those marked slow (> ~2 s), browser or
+# subprocess (markers registered in pyproject.toml).
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -m "not slow and not browser and not subprocess"
 
 BENCH_STAMP := $(VENV)/.installed-bench
 $(BENCH_STAMP): $(STAMP)

@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from auditor.carnet import Carnet, Source
-from auditor.catalogue import Profile, RuleMeta, load_catalogue
+from auditor.catalogue import (Money, Profile, RowRejection, RuleMeta, codes_with_money, load_catalogue,
+                               same_loss_groups)
 from auditor.derived.levy import levy_totals
 from auditor.fingerprint import assign as assign_fingerprints, seance_dates
 from auditor.i18n import format_day, label
@@ -26,7 +27,6 @@ from auditor.normalise import normalise
 from auditor.read import read_carnet
 from auditor.registry import registered, registered_batch
 
-REJECTING_CODES = ("EC00-02", "EC00-03")
 
 
 def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = False,
@@ -187,7 +187,7 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked:
     rejected = sum(t["rejected"] for t in tables.values())
     rows_read = sum(t.rows_read for t in carnet.tables.values())
     # The levy totals are the levy rules' own figures: shown when both rules ran.
-    ready = {"EC66-01", "EC66-02"} <= checked and _levy_ready(carnet)
+    ready = set(codes_with_money(Money.LEVY)) <= checked and _levy_ready(carnet)
     expected, recorded = levy_totals(carnet, profile) if ready else (0, 0)
 
     def n(table):
@@ -206,34 +206,34 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked:
     }
 
 
-# A lost ticket is both a levy without its tickets (EC661-01) and a number missing
-# from its value's series (EC83-01): the same cents, told twice.
-SAME_LOSS = ("EC661-01", "EC83-01")
-
-
 def total_at_stake(findings: list[Finding]) -> int:
     """The money at stake, each cent once: the positive impacts of the
-    findings, except that per séance the levy recorded without its tickets
-    (EC661-01) and the tickets missing from the series (EC83-01) count as the
-    larger of the two, not both (docs/interpretations.md, "Money at stake")."""
+    findings, except that per séance the rules of one same-loss group of the
+    catalogue (a lost ticket is both a levy recorded without its tickets,
+    EC661-01, and a number missing from its series, EC83-01) count as the
+    largest of them, not their sum (docs/interpretations.md, "Money at stake")."""
+    group_of = {code: group for group, codes in same_loss_groups().items() for code in codes}
     total = 0
-    per_seance: dict[object, list[int]] = {}
+    per_seance: dict[tuple, dict[str, int]] = {}
     for f in findings:
         if f.impact_cents <= 0:
             continue
-        if f.code in SAME_LOSS:
-            per_seance.setdefault(f.seance, [0, 0])[SAME_LOSS.index(f.code)] += f.impact_cents
+        group = group_of.get(f.code)
+        if group:
+            sums = per_seance.setdefault((group, f.seance), {})
+            sums[f.code] = sums.get(f.code, 0) + f.impact_cents
         else:
             total += f.impact_cents
-    return int(total + sum(max(pair) for pair in per_seance.values()))
+    return int(total + sum(max(sums.values()) for sums in per_seance.values()))
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
     """Per table: rows read = rows audited + rows rejected + rows left out
     (totals rows under the data), and why rows were rejected.
 
-    A row is rejected when it has an EC00-02 or EC00-03 finding (a bad cell,
-    a row the reader could not shape, an orphan), or an EC00-01 located on
+    A row is rejected by the findings of rules whose catalogue entry says
+    `rejects_row = "always"` (EC00-02, EC00-03: a bad cell,
+    a row the reader could not shape, an orphan), or `"data_row"` when located on
     one of its data rows (a second cover row). `rejected_by` counts the
     distinct rows per code; the findings themselves give each row's reason.
     Workbook formula cells whose saved value was used are listed per column
@@ -247,11 +247,13 @@ def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:
             data_rows[table] = set(t.df["_row"].tolist()) if t is not None else set()
         return row in data_rows[table]
 
+    rejects = {code: meta.rejects_row for code, meta in load_catalogue().items()}
     by_row: dict[tuple[str, int], set[str]] = {}
     for f in findings:
         if not f.table or f.row is None:
             continue
-        if f.code in REJECTING_CODES or (f.code == "EC00-01" and is_data_row(f.table, f.row)):
+        rejection = rejects.get(f.code, RowRejection.NEVER)
+        if rejection is RowRejection.ALWAYS or (rejection is RowRejection.DATA_ROW and is_data_row(f.table, f.row)):
             by_row.setdefault((f.table, f.row), set()).add(f.code)
     out: dict[str, dict] = {}
     for name in sorted(carnet.tables):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,53 @@ from auditor.money import Levy
 
 CODE_PATTERN = re.compile(r"^EC\d{2,3}-\d{2}$")
 LANGS = ("fr", "en")
+GROUP_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class Money(Enum):
+    """What a rule's `impact_cents` counts; the report adds each meaning on its own line."""
+
+    LEVY = "levy"                                      # levy owed: expected − recorded (negative: levied in excess)
+    FACE_VALUE = "face_value"                          # face value of tickets missing from their series (art. 83)
+    LEVY_WITHOUT_TICKETS = "levy_without_tickets"      # levy recorded without the tickets that show it
+    CAGNOTTE = "cagnotte"                              # cagnotte counted short of its stubs' face value
+    NONE = "none"                                      # no money at stake: impact_cents is always 0
+
+
+class RowRejection(Enum):
+    """Whether a finding of the rule takes its row out of the audit (summary's `rows_rejected`)."""
+
+    NEVER = "never"
+    ALWAYS = "always"          # the row cannot be audited (a bad cell, an orphan)
+    DATA_ROW = "data_row"      # only when the finding sits on a data row (a second cover row), not a header
+
+
+class TicketMap(Enum):
+    """The column of the report's ticket section that counts the rule's findings."""
+
+    MISSING = "missing"
+    DUPLICATES = "duplicates"
+    OUTSIDE = "outside"
+
+
+class Shows(Enum):
+    """What a finding row shows: expected and found, or one value of its own (information findings)."""
+
+    EXPECTED_FOUND = "expected_found"
+    REMAINING_TICKETS = "remaining_tickets"
+
+
+def _enum(kind: type[Enum], data: dict, key: str, default: Enum | None, origin: str):
+    """The value of `key` as a member of `kind`; a missing key is `default`
+    (or an error when None), an unknown value always an error."""
+    if key not in data:
+        if default is None:
+            raise ValueError(f"{origin}: {key} missing (one of {[m.value for m in kind]})")
+        return default
+    try:
+        return kind(data[key])
+    except ValueError:
+        raise ValueError(f"{origin}: unknown {key} {data[key]!r} (one of {[m.value for m in kind]})") from None
 
 
 def rules_root():
@@ -41,14 +89,25 @@ class RuleMeta:
     title: dict[str, str]
     explain: dict[str, str]
     messages: dict[str, dict[str, str]]
+    money: Money = Money.NONE
+    # Rules of one group count the same cents twice (a lost ticket is a levy
+    # without its tickets and a missing number): totals take the larger per séance.
+    same_loss: str | None = None
+    rejects_row: RowRejection = RowRejection.NEVER
+    ticket_map: TicketMap | None = None
+    shows: Shows = Shows.EXPECTED_FOUND
     retired: bool = False
 
     def message(self, kind: str, lang: str) -> str:
-        """The message template of variant `kind` in `lang` (the default variant, else the title, when it has none)."""
-        variants = self.messages.get(kind) or self.messages.get("default")
-        if variants is None:
-            return self.title[lang]
-        return variants.get(lang) or variants["fr"]
+        """The message template of variant `kind` in `lang`. A kind the catalogue
+        does not give is a defect of the check or the catalogue: it raises
+        (a fallback would print another variant's words, silently wrong)."""
+        try:
+            variants = self.messages[kind]
+        except KeyError:
+            raise KeyError(f"{self.code}: no message {kind!r} in the catalogue "
+                           f"(it has {sorted(self.messages)})") from None
+        return variants[lang] if lang in variants else variants["fr"]
 
     def sort_key(self) -> tuple:
         """The code's order in the catalogue."""
@@ -112,6 +171,17 @@ def _parse_rule(data: dict, origin: str) -> RuleMeta:
     for kind, variants in messages.items():
         if set(variants) != set(LANGS):
             raise ValueError(f"{origin}: message {kind!r} must have exactly {LANGS}")
+    if not messages:
+        raise ValueError(f"{origin}: no message")
+    unknown = set(data) - KEYS
+    if unknown:
+        raise ValueError(f"{origin}: unknown keys {sorted(unknown)}")
+    same_loss = data.get("same_loss")
+    if same_loss is not None and not (isinstance(same_loss, str) and GROUP_PATTERN.match(same_loss)):
+        raise ValueError(f"{origin}: same_loss must be a group name, not {same_loss!r}")
+    money = _enum(Money, data, "money", None, origin)
+    if same_loss and money is Money.NONE:
+        raise ValueError(f"{origin}: same_loss {same_loss!r} on a rule without money")
     return RuleMeta(
         code=code,
         article=str(data["article"]),
@@ -119,8 +189,18 @@ def _parse_rule(data: dict, origin: str) -> RuleMeta:
         title=dict(data["title"]),
         explain=dict(data["explain"]),
         messages={k: dict(v) for k, v in messages.items()},
+        money=money,
+        same_loss=same_loss,
+        rejects_row=_enum(RowRejection, data, "rejects_row", RowRejection.NEVER, origin),
+        ticket_map=_enum(TicketMap, data, "ticket_map", None, origin) if "ticket_map" in data else None,
+        shows=_enum(Shows, data, "shows", Shows.EXPECTED_FOUND, origin),
         retired=bool(data.get("retired", False)),
     )
+
+
+# Every key a catalogue file may hold: a misspelt key is an error, not a silent default.
+KEYS = {"code", "article", "severity", "title", "explain", "messages", "money", "same_loss", "rejects_row",
+        "ticket_map", "shows", "retired"}
 
 
 @lru_cache(maxsize=1)
@@ -135,4 +215,46 @@ def load_catalogue() -> dict[str, RuleMeta]:
         if node.name != f"{meta.code}.toml":
             raise ValueError(f"{node.name}: file name must be the code {meta.code}")
         rules[meta.code] = meta
+    _check_across(rules)
     return dict(sorted(rules.items(), key=lambda kv: code_sort_key(kv[0])))
+
+
+def _check_across(rules: dict[str, RuleMeta]) -> None:
+    """What no single file can say wrong: a same-loss group of one rule counts
+    nothing twice (a misspelt group name), and a ticket-map column takes one rule."""
+    groups: dict[str, list[str]] = {}
+    columns: dict[TicketMap, list[str]] = {}
+    for meta in rules.values():
+        if meta.same_loss:
+            groups.setdefault(meta.same_loss, []).append(meta.code)
+        if meta.ticket_map:
+            columns.setdefault(meta.ticket_map, []).append(meta.code)
+    for name, codes in groups.items():
+        if len(codes) < 2:
+            raise ValueError(f"same_loss group {name!r} has one rule ({codes[0]}): name it in another rule, or drop it")
+    for column, codes in columns.items():
+        if len(codes) > 1:
+            raise ValueError(f"ticket_map {column.value!r} is claimed by {codes}")
+
+
+def codes_with_money(*meanings: Money) -> tuple[str, ...]:
+    """The live rules whose money means one of `meanings` (every kind of money when none given), catalogue order."""
+    wanted = set(meanings) if meanings else set(Money) - {Money.NONE}
+    return tuple(code for code, m in load_catalogue().items() if m.money in wanted and not m.retired)
+
+
+def same_loss_groups() -> dict[str, tuple[str, ...]]:
+    """Each same-loss group and its rules, catalogue order."""
+    groups: dict[str, tuple[str, ...]] = {}
+    for code, m in load_catalogue().items():
+        if m.same_loss and not m.retired:
+            groups[m.same_loss] = groups.get(m.same_loss, ()) + (code,)
+    return groups
+
+
+def ticket_map_code(column: TicketMap) -> str:
+    """The rule whose findings the ticket section's `column` counts."""
+    codes = [code for code, m in load_catalogue().items() if m.ticket_map is column]
+    if not codes:
+        raise LookupError(f"no rule of the catalogue feeds the ticket map's {column.value!r} column")
+    return codes[0]

@@ -50,6 +50,8 @@ def ods_comments(path: Path) -> dict[tuple[str, str], str]:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 @pytest.mark.parametrize("sample", ["infractions/numerotation-et-mises.xlsx", "infractions/tickets"])
 def test_libreoffice_keeps_every_comment_on_its_cell(sample, tmp_path):

@@ -32,6 +32,8 @@ def summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_mixed_folder_gives_one_result_per_carnet(mixed, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     out = tmp_path / "out"
@@ -53,6 +55,8 @@ def test_mixed_folder_gives_one_result_per_carnet(mixed, tmp_path, monkeypatch):
     assert s["totals"]["carnets"] == 4
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_parallel_and_serial_runs_are_identical(mixed, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     main(["audit", str(mixed), "--out", str(tmp_path / "a"), "--quiet", "--jobs", "1"])
@@ -62,6 +66,8 @@ def test_parallel_and_serial_runs_are_identical(mixed, tmp_path, monkeypatch):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_cache_skips_unchanged_and_redoes_changed(mixed, tmp_path):
     jobs = plan([mixed])
     options = Options(generated_at="2026-01-01T00:00:00Z")
@@ -86,6 +92,7 @@ def test_fingerprint_is_the_readers_sha(mixed):
         assert fingerprint(job.path) == read_carnet(job.path).sha256
 
 
+@pytest.mark.subprocess
 def test_same_ticket_at_two_tables_of_one_casino(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     root = tmp_path / "casino"
@@ -105,6 +112,8 @@ def test_same_ticket_at_two_tables_of_one_casino(tmp_path, monkeypatch):
         assert {f["fingerprint"] for f in doc["findings"] if "across" in f} == {f["fingerprint"] for f in cross}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_dask_cluster_gives_the_local_summary(mixed, tmp_path, monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
@@ -121,6 +130,7 @@ def test_dask_cluster_gives_the_local_summary(mixed, tmp_path, monkeypatch):
                 (tmp_path / "local" / c["id"] / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_is_a_usage_error(mixed, tmp_path, capsys):
     pytest.importorskip("dask.distributed")
     assert main(["audit", str(mixed), "--out", str(tmp_path / "o"), "--quiet",
@@ -157,6 +167,8 @@ def _stderr_cached(capsys) -> str:
     return next(line for line in err.splitlines() if "from the cache" in line)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_cache_hits_on_a_real_clock(mixed, tmp_path, monkeypatch, capsys):
     """A nightly run as users run it: no SOURCE_DATE_EPOCH, two runs, the
     second all from the cache, its outputs stamped with the second run's time."""
@@ -183,6 +195,8 @@ def test_cache_hits_on_a_real_clock(mixed, tmp_path, monkeypatch, capsys):
         assert doc["generated_at"] in html and first_at not in html
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_hit_is_the_fresh_render_at_this_runs_time(mixed, tmp_path):
     """Re-stamping gives byte for byte what auditing afresh at the new time gives."""
     jobs = plan([mixed])
@@ -200,6 +214,8 @@ def test_a_hit_is_the_fresh_render_at_this_runs_time(mixed, tmp_path):
         assert (tmp_path / "tuesday" / rel).read_bytes() == (tmp_path / "fresh" / rel).read_bytes(), rel
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("change", [{"lang": "en"}, {"formats": ("json",)}, {"limits": "small"}])
 def test_what_decides_the_audit_is_in_the_cache_key(mixed, tmp_path, change):
     from dataclasses import replace

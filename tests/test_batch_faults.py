@@ -157,6 +157,8 @@ def ec00_01(out: Path, name: str) -> str:
 
 # -- a lost worker ------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
     root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
     # t3 hangs on its first try only; the others are audited meanwhile (the
@@ -181,6 +183,8 @@ def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
     assert {e["verdict"] for e in entries.values()} == {"ok"}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_carnet_that_kills_its_worker_twice_is_an_ec00_01(tmp_path):
     root, out = carnets(tmp_path / "in"), tmp_path / "out"
     code, err = run("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="kill:t2")
@@ -194,6 +198,8 @@ def test_carnet_that_kills_its_worker_twice_is_an_ec00_01(tmp_path):
                         r"\(carnet de \d+ KB\) ; carnet non audité", ec00_01(out, "t2"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_workers_start_once_are_reused_and_reaped(tmp_path):
     root = carnets(tmp_path / "in", [f"c{i}" for i in range(6)])
     pids = []
@@ -206,6 +212,8 @@ def test_workers_start_once_are_reused_and_reaped(tmp_path):
     assert not [p for p in mine if p[0] in pids or p[1] == "Z"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_no_process_outlives_the_command(tmp_path):
     root, out = carnets(tmp_path / "in"), tmp_path / "out"
     proc = start("audit", root, "--out", out, "--jobs", "2", "--quiet")
@@ -216,6 +224,8 @@ def test_no_process_outlives_the_command(tmp_path):
 
 # -- bounds per carnet ------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_carnet_past_its_timeout(tmp_path):
     root, out = carnets(tmp_path / "in"), tmp_path / "out"
     started = time.monotonic()
@@ -239,6 +249,8 @@ def test_one_carnet_past_its_timeout_in_process(tmp_path, monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_audit_stuck_in_native_code_is_killed_by_the_parent(tmp_path, monkeypatch):
     # The alarm is blocked, as in a long native call: the parent kills the worker.
     root = carnets(tmp_path / "in", ["a", "b"])
@@ -250,6 +262,8 @@ def test_audit_stuck_in_native_code_is_killed_by_the_parent(tmp_path, monkeypatc
     assert ec00_01(tmp_path / "out", "b").startswith("Audit arrêté au bout de 5 s")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("action", ["alloc", "alloc-masked"])
 def test_carnet_past_the_memory_limit(tmp_path, action):
     # alloc: the watchdog stops the audit in its worker; alloc-masked: the
@@ -265,6 +279,8 @@ def test_carnet_past_the_memory_limit(tmp_path, action):
                                          "la limite de 500 Mo (--max-memory-mb)")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_default_bounds_never_bite_on_a_real_carnet(tmp_path):
     assert pool.DEFAULT_BOUNDS.timeout_s >= 600 and pool.DEFAULT_BOUNDS.memory_mb >= 4096
     root, out = carnets(tmp_path / "in", ["a", "b"]), tmp_path / "out"
@@ -286,6 +302,8 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk):
     names = [f"c{i:02d}" for i in range(12)]
     root, cache, out = carnets(tmp_path / "in", names), tmp_path / "cache", small_disk / "out"
@@ -306,6 +324,8 @@ def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk)
     accounted(tmp_path / "out2", names)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("error, reason", [(errno.ENOSPC, "no space left on the disk"),
                                            (errno.EACCES, "permission denied")])
 def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, error, reason):
@@ -335,6 +355,8 @@ def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, er
 
 # -- resume --------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
 def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
     root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
@@ -372,6 +394,8 @@ def dask_cluster(monkeypatch, request):
         yield cluster, client
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("dask_cluster", ["sleep:t3:3"], indirect=True)
 def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
     from concurrent.futures import ThreadPoolExecutor
@@ -399,6 +423,8 @@ def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
     assert {e["verdict"] for e in accounted(out).values()} == {"ok"}
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("dask_cluster", ["kill:t1"], indirect=True)
 def test_dask_task_that_keeps_killing_workers_is_an_ec00_01(tmp_path, dask_cluster, capsys):
     cluster, _ = dask_cluster

@@ -89,6 +89,7 @@ def visible_rows(page, selector="#findings details.group tbody tr"):
         "rows => rows.filter(r => !r.hidden).map(r => r.getAttribute('data-severity'))")
 
 
+@pytest.mark.browser
 def test_report_opens_without_error_and_filters(browser, report, tmp_path):
     result, path = report
     p = Page(browser, path)
@@ -130,6 +131,7 @@ def test_report_opens_without_error_and_filters(browser, report, tmp_path):
     page.close()
 
 
+@pytest.mark.browser
 def test_sorting_by_column(browser, report):
     result, path = report
     p = Page(browser, path)
@@ -154,6 +156,7 @@ def test_sorting_by_column(browser, report):
     page.close()
 
 
+@pytest.mark.browser
 def test_seance_button_narrows_findings(browser, report):
     result, path = report
     p = Page(browser, path)
@@ -167,6 +170,8 @@ def test_seance_button_narrows_findings(browser, report):
     page.close()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_print_gives_a_paginated_pdf(browser, report, tmp_path):
     result, path = report
     p = Page(browser, path)
@@ -190,6 +195,7 @@ def test_print_gives_a_paginated_pdf(browser, report, tmp_path):
     page.close()
 
 
+@pytest.mark.browser
 def test_index_sorts_and_links(browser, tmp_path):
     entries = []
     for sample in sorted(p for d in ("compliant", "infractions") for p in (SAMPLES / d).iterdir()):

@@ -43,6 +43,7 @@ def big_report(carnet):
     return big, path
 
 
+@pytest.mark.browser
 def test_seance_filter_counts_every_finding_and_points_to_the_workbook(browser, big_report):
     big, path = big_report
     p = Page(browser, path)
@@ -73,6 +74,7 @@ def test_seance_filter_counts_every_finding_and_points_to_the_workbook(browser, 
     page.close()
 
 
+@pytest.mark.browser
 def test_filters_without_truncation_count_exactly(browser, carnet, tmp_path):
     result, _ = carnet
     path = tmp_path / "report.html"
@@ -100,6 +102,7 @@ def _rows(page):
         "rs => rs.filter(r => !r.hidden).map(r => r.getAttribute('data-id'))")
 
 
+@pytest.mark.browser
 def test_index_worst_first_relative_paths_and_named_links(browser, batch):
     out, s = batch
     p = Page(browser, out / "index.html")
@@ -124,6 +127,7 @@ def test_index_worst_first_relative_paths_and_named_links(browser, batch):
     page.close()
 
 
+@pytest.mark.browser
 def test_index_filters(browser, batch):
     out, s = batch
     p = Page(browser, out / "index.html")
@@ -171,6 +175,7 @@ def _pdf_pages(browser, path: Path, pdf: Path) -> list[str]:
     return [unicodedata.normalize("NFKC", pg.extract_text()) for pg in PdfReader(str(pdf)).pages]
 
 
+@pytest.mark.browser
 def test_printed_report_repeats_plain_headers_and_puts_date_and_sha_first(browser, carnet, big_report, tmp_path):
     result, _ = carnet
     lab = labels("fr")
@@ -199,6 +204,7 @@ def test_printed_report_repeats_plain_headers_and_puts_date_and_sha_first(browse
     assert not re.search(r"EC\d+-\s*\n\s*\d\d", "\n".join(pages))
 
 
+@pytest.mark.browser
 def test_printed_rules_appendix_lists_only_rules_with_findings_or_not_checked(browser, carnet, tmp_path):
     result, _ = carnet
     lab = labels("fr")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def audit_generated(spec: Spec, tie_rounding: str = "up"):
         return tables, audit_path(Path(d), profile, debug=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), seances=st.integers(1, 3), coups=st.integers(1, 24),
        mises=st.integers(1, 9), first_seance=st.integers(1, 40),

@@ -79,6 +79,8 @@ def test_findings_json_shape(tmp_path, monkeypatch):
     no_float(doc)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_outputs_are_byte_identical(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     for out in ("a", "b"):
@@ -90,6 +92,8 @@ def test_outputs_are_byte_identical(tmp_path, monkeypatch):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_batch_writes_index_and_summary(tmp_path):
     assert main(["audit", str(SAMPLES), "--out", str(tmp_path), "--quiet"]) == 1
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
@@ -107,6 +111,7 @@ def test_english_report(tmp_path):
     assert 'lang="en"' in (tmp_path / "prelevements" / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("maker", ["random_bytes", "headers_only", "missing_column"])
 def test_not_a_carnet_exits_1_with_ec00_and_one_line(tmp_path, maker):
     if maker == "random_bytes":
@@ -132,6 +137,7 @@ def test_not_a_carnet_exits_1_with_ec00_and_one_line(tmp_path, maker):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", [
     ["audit", "/nonexistent/carnet.xlsx"],
     ["audit", "{empty}"],
@@ -179,6 +185,7 @@ def test_xlsx_format_and_template_command(tmp_path):
     assert main(["template", "/proc/forbidden/blank.xlsx"]) == 2
 
 
+@pytest.mark.subprocess
 def test_limits_are_options(tmp_path):
     code, err = run_cli("audit", GOOD_CSV, "--out", tmp_path, "--format", "json", "--max-rows", "50")
     assert code == 1 and "Traceback" not in err
@@ -187,6 +194,8 @@ def test_limits_are_options(tmp_path):
     assert run_cli("audit", GOOD_CSV, "--out", tmp_path, "--max-columns", "0")[0] == 2
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp_path):
     """`run` ends the process without freeing its objects one by one: what
     was printed (even into a pipe), the exit handlers (temporary folders) and
@@ -209,6 +218,7 @@ def test_console_entry_flushes_and_runs_exit_handlers_before_its_prompt_exit(tmp
     assert audit.returncode == 1 and audit.stdout.splitlines()[-1] == "handler ran", audit.stderr
 
 
+@pytest.mark.subprocess
 def test_a_profiled_run_keeps_its_profile(tmp_path):
     """Under cProfile (or coverage) the command exits the ordinary way, so the
     profiler can write what it saw once the program returns."""

@@ -280,6 +280,8 @@ ENGLISH_HELP = {
 }
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_french_locale_help_of_every_command_without_lang_option():
     top = run(["--help"], LANG="fr_FR.UTF-8")
     assert top.returncode == 0 and top.stdout.startswith("utilisation : ecarte-audit")
@@ -295,6 +297,8 @@ def test_french_locale_help_of_every_command_without_lang_option():
         assert "options :" in text and ENGLISH_HELP[command] not in text, command
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_french_locale_errors_without_lang_option(tmp_path):
     missing = run(["audit"], LANG="fr_FR.UTF-8")
     assert missing.returncode == 2
@@ -325,6 +329,8 @@ def test_french_locale_errors_without_lang_option(tmp_path):
     assert "Traceback" not in "".join(p.stderr for p in (missing, bad, absent, empty, new, review, history))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_french_locale_rules_list_and_explain():
     rules = run(["rules"], LANG="fr_FR.UTF-8")
     assert rules.returncode == 0
@@ -338,6 +344,8 @@ def test_french_locale_rules_list_and_explain():
     assert unknown.returncode == 2 and "code de règle inconnu 'ec99-99'" in unknown.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_french_locale_audit_and_generate_messages(tmp_path):
     # The real clock, stderr a pipe: one line per carnet, in French; the report stays French.
     proc = run(["audit", BAD, "--out", tmp_path / "o", "--jobs", "1"], LANG="fr_FR.UTF-8")
@@ -358,6 +366,8 @@ def test_french_locale_audit_and_generate_messages(tmp_path):
                      gen.stderr)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_french_locale_notices_of_reviews_and_columns(tmp_path):
     reviews = tmp_path / "revues.jsonl"
     reviews.write_text('{"fingerprint": "x"}\npas du json\n', encoding="utf-8")
@@ -372,6 +382,8 @@ def test_french_locale_notices_of_reviews_and_columns(tmp_path):
     assert shown.returncode == 0 and "(conteneur csv)" in shown.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_english_locales_and_lang_option_wins(tmp_path):
     for env in ({"LANG": "en_US.UTF-8"}, {"LANG": "C"}, {}):
         help_ = run(["audit", "--help"], **env)
@@ -399,6 +411,8 @@ def test_english_locales_and_lang_option_wins(tmp_path):
     assert bad.returncode == 2 and "choix invalide : 'de'" in bad.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_reports_stay_french_unless_lang_is_given(tmp_path):
     english_locale = run(["audit", BAD, "--out", tmp_path / "a", "--jobs", "1"], LANG="en_US.UTF-8")
     assert english_locale.returncode == 1
@@ -472,6 +486,7 @@ def test_usage_error_without_a_key_is_shown_as_given():
     assert UsageError("plain words").text("fr") == "plain words"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", [["rules"], ["rules", "--explain", "EC64-01"], ["--help"]])
 def test_a_reader_that_goes_away_gets_no_traceback(args):
     """`ecarte-audit rules | head -1`: the pipe closes before the command has
@@ -486,6 +501,7 @@ def test_a_reader_that_goes_away_gets_no_traceback(args):
     assert rc in (0, 141), (rc, err)
 
 
+@pytest.mark.subprocess
 def test_no_option_is_typed_by_a_python_builtin():
     """argparse's error for `type=int` names Python's type ("valeur int
     invalide"): every typed option goes through one of ours, which says it in words."""
@@ -498,6 +514,7 @@ def test_no_option_is_typed_by_a_python_builtin():
     assert bad.returncode == 2 and "pas un nombre entier : 'abc'" in bad.stderr and "int" not in bad.stderr
 
 
+@pytest.mark.subprocess
 def test_the_systems_reason_is_said_in_the_users_language(tmp_path):
     """A write the system refuses: its usual reasons are in the label files
     (the C library's own text is English only)."""

@@ -12,6 +12,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,6 +54,7 @@ def _reference_int(text: str):
     return int(text) if _INT.fullmatch(text) else "bad"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_NUMBER_CELL, min_size=1, max_size=40))
 def test_plain_cents_reads_only_what_parse_cents_reads_and_the_same(cells):
@@ -62,6 +64,7 @@ def test_plain_cents_reads_only_what_parse_cents_reads_and_the_same(cells):
             assert text == text.strip() and v == parse_cents(text), repr(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_NUMBER_CELL, min_size=1, max_size=40))
 def test_plain_ints_read_only_what_the_integer_grammar_reads_and_the_same(cells):
@@ -84,12 +87,14 @@ def _column_agrees(kind: str, cells: list, reference) -> None:
         assert (v is pd.NA) == b, repr(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_NUMBER_CELL, st.none()), min_size=1, max_size=40))
 def test_amount_columns_equal_parse_cents_cell_by_cell(cells):
     _column_agrees("amount", cells, _reference_cents)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_NUMBER_CELL, st.none()), min_size=1, max_size=40))
 def test_int_columns_equal_the_integer_grammar_cell_by_cell(cells):
@@ -113,6 +118,7 @@ _DATE_CELL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(_NUMBER_CELL, _DATE_CELL, st.none()), min_size=1, max_size=30), st.data())
 def test_a_column_reads_as_before_whatever_its_defaults_and_formulas(cells, data):
@@ -174,6 +180,7 @@ _TEXT_CELL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_TEXT_CELL, st.none()), min_size=1, max_size=30))
 def test_text_and_enum_columns_read_as_before(cells):

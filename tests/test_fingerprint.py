@@ -50,6 +50,7 @@ prop = settings(max_examples=6, deadline=None, suppress_health_check=[HealthChec
                 phases=[Phase.explicit, Phase.reuse, Phase.generate])   # shrinking a whole audit is too slow
 
 
+@pytest.mark.slow
 @prop
 @given(seed=st.integers(1, 10_000), codes=breaches)
 def test_re_saving_keeps_fingerprints(seed, codes):
@@ -61,6 +62,7 @@ def test_re_saving_keeps_fingerprints(seed, codes):
     assert _by_fingerprint(tables, write_xlsx) == first
 
 
+@pytest.mark.slow
 @prop
 @given(seed=st.integers(1, 10_000), codes=breaches, order=st.randoms(use_true_random=False))
 def test_re_ordered_rows_keep_fingerprints(seed, codes, order):

@@ -13,6 +13,8 @@ import pytest
 from outputs import LANGS, gold_files, kept_gold
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_outputs_match_gold(lang):
     fresh = gold_files(lang)
@@ -63,6 +65,8 @@ def test_workbook_dump_sees_what_a_reader_sees(tmp_path):
         assert workbook_dump(changed) != base
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_digest_of_generated_carnets_is_stable_and_sensitive(tmp_path, monkeypatch):
     """scripts/compare_outputs.py on a few carnets, as a user runs it (no
     SOURCE_DATE_EPOCH of theirs): the same code gives the same digest; a

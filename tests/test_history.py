@@ -69,11 +69,15 @@ def findings_of(out: Path) -> dict[str, dict]:
     return found
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_one_atomic_file_per_run(year):
     files = sorted((year / "history").iterdir())
     assert len(files) == 2 and all(f.name.startswith("run-") and f.suffix == ".parquet" for f in files)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_money_per_table_and_month_counts_each_finding_once(year, capsys):
     code, out, _ = history(capsys, year / "history")
     assert code == 0
@@ -93,6 +97,8 @@ def test_money_per_table_and_month_counts_each_finding_once(year, capsys):
     assert text_total == expected
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_findings_per_code_over_time_and_open_since(year, capsys):
     _, out, _ = history(capsys, year / "history")
     codes = out.split("## ")[2]
@@ -110,6 +116,8 @@ def test_findings_per_code_over_time_and_open_since(year, capsys):
     assert "EC66-01" not in before.split("## ")[3]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_sql_over_the_three_views(year, capsys):
     assert sql(capsys, year / "history", "SELECT count(*) FROM runs") == [["2"]]
     assert sql(capsys, year / "history", "SELECT count(DISTINCT carnet_id) FROM carnets") == [["24"]]
@@ -127,6 +135,8 @@ def test_sql_over_the_three_views(year, capsys):
     assert code == 2 and "pas une date" in err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_index_shows_a_trend_chart_per_table(year):
     index = (year / "r2" / "index.html").read_text(encoding="utf-8")
     trends = index[index.index('id="trends"'):]
@@ -135,6 +145,8 @@ def test_index_shows_a_trend_chart_per_table(year):
     assert "<script src" not in index and "http://" not in index.replace("http://www.w3.org/2000/svg", "")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_dask_reads_the_history(year, capsys):
     dd = pytest.importorskip("dask.dataframe")
     frame = dd.read_parquet(str(year / "history" / "run-*.parquet")).compute()
@@ -145,6 +157,8 @@ def test_dask_reads_the_history(year, capsys):
                                                          "SELECT count(*) FROM findings")[0][0])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_history_holds_only_the_carnet_and_what_was_typed(year):
     import pyarrow.parquet as pq
 
@@ -157,6 +171,7 @@ def test_history_holds_only_the_carnet_and_what_was_typed(year):
     assert len(host) < 4 or not any(host in c for c in cells)
 
 
+@pytest.mark.subprocess
 def test_two_runs_writing_history_at_once_leave_both_readable(tmp_path, capsys):
     carnet = tmp_path / "c"
     write_csv_folder(month_carnet(1, 1), carnet)

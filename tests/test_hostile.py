@@ -65,6 +65,8 @@ def hostile_run(tmp_path_factory):
     return folder, out, batch, climbing, before, after
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_hostile_batch_exits_1_without_traceback(hostile_run):
     _, _, batch, climbing, _, _ = hostile_run
     for proc in (batch, climbing):
@@ -72,6 +74,8 @@ def test_hostile_batch_exits_1_without_traceback(hostile_run):
         assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_nothing_written_outside_out(hostile_run):
     _, out, _, _, before, after = hostile_run
     assert before == after
@@ -79,6 +83,8 @@ def test_nothing_written_outside_out(hostile_run):
     assert sorted(p.name for p in (out / "climb").iterdir()) == ["x"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", sorted(make_hostile.EXPECTED))
 def test_each_hostile_carnet_gives_its_ec00(hostile_run, name):
     folder, out, _, _, _, _ = hostile_run
@@ -93,6 +99,8 @@ def test_each_hostile_carnet_gives_its_ec00(hostile_run, name):
     assert all(t["read"] == t["audited"] + t["rejected"] for t in tables.values())
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_no_markup_from_the_input_in_any_html(hostile_run):
     _, out, _, _, _, _ = hostile_run
     pages = sorted(out.rglob("*.html"))
@@ -114,7 +122,7 @@ def test_no_markup_from_the_input_in_any_html(hostile_run):
 
 @pytest.mark.parametrize("container", ["xlsx", "csv"])
 def test_annotated_workbook_holds_no_formula_from_the_input(tmp_path, container):
-    excel_report = pytest.importorskip("auditor.report.excel_report")
+    from auditor.report import excel_report
     from openpyxl import load_workbook
 
     tables = make_hostile.hostile_tables()
@@ -276,7 +284,6 @@ HOSTILE_WORKBOOKS = [n for n in sorted(make_hostile.EXPECTED) if n.endswith(".xl
 
 @pytest.fixture(scope="module")
 def annotated_status(hostile_run, tmp_path_factory):
-    pytest.importorskip("auditor.report.excel_report")
     status = {}
     # The far cell in a process of its own (a MemoryError leaves a process unfit
     # for the others); both processes run at once.
@@ -291,6 +298,8 @@ def annotated_status(hostile_run, tmp_path_factory):
     return status
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", HOSTILE_WORKBOOKS)
 def test_annotated_workbook_of_a_hostile_workbook_stays_within_memory(annotated_status, name):
     """The reader refuses these workbooks before parsing them; the annotated

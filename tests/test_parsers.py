@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from auditor.money import AmountError, parse_cents, parse_cents_series
@@ -50,11 +51,13 @@ _INT_CELL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(st.lists(_AMOUNT_CELL, max_size=30))
 def test_amounts_equal_the_scalar_parse(texts):
     _agrees(parse_cents_series, parse_cents, texts)
 
 
+@pytest.mark.slow
 @given(st.lists(_INT_CELL, max_size=30))
 def test_ints_equal_the_scalar_reading(texts):
     _agrees(parse_int, _scalar_int, texts)
@@ -92,6 +95,7 @@ _DATE_CELL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(st.lists(_DATE_CELL, max_size=30))
 def test_dates_equal_the_scalar_reading(texts):

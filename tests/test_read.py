@@ -210,6 +210,7 @@ def _shape(raw):
     return (cells, table.rows_read), [(p.code, p.kind, p.row) for p in problems]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_csv_text())
 def test_arrow_fast_path_reads_like_the_slow_paths(text):

@@ -48,6 +48,7 @@ def accounting(result):
 
 # -- the same carnet in every container ------------------------------------------------
 
+@pytest.mark.slow
 def test_a_carnet_saved_by_libreoffice_gives_identical_findings_and_cells_in_every_container():
     results = {name: run(REAL / name) for name in CONTAINERS}
     base = results["carnet.xlsx"]
@@ -151,6 +152,8 @@ def _peak_mb_of_audit(path: Path, tmp_path: Path) -> tuple[int, dict]:
     return int(proc.stdout.strip().splitlines()[-1]), doc
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["far.xls", "far.ods"])
 def test_a_sheet_with_a_cell_at_iv65536_is_refused_without_a_memory_blow_up(name, tmp_path):
     # calamine alone would allocate the 16-million-cell grid (over 1 GB).
@@ -198,6 +201,7 @@ def _hostile_cases():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_hostile_cases()))
 def test_hostile_ods_and_xls_files_are_an_ec00_01_never_a_traceback(name, tmp_path):
     path = tmp_path / name
@@ -207,6 +211,7 @@ def test_hostile_ods_and_xls_files_are_an_ec00_01_never_a_traceback(name, tmp_pa
     assert "EC00-01" in codes, [f.message for f in result.findings]
 
 
+@pytest.mark.slow
 def test_the_ods_zip_bomb_is_refused_for_its_ratio(tmp_path):
     path = tmp_path / "bomb.ods"
     path.write_bytes(_ods_bomb())

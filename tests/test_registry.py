@@ -117,3 +117,74 @@ def test_cross_carnet_check_yields_violations_like_any_rule():
     assert (v.params["first"], v.params["last"], v.params["count"]) == (4, 5, 2)
     assert "table 3" in f.message and "a.xlsx" in f.message
     assert audit_batch([a, other], load_profile(), "fr") == []
+
+
+@pytest.mark.parametrize("code", sorted(load_catalogue()))
+def test_catalogue_entry_has_no_placeholder(code):
+    """`scripts/new_rule.py` writes TODO texts: a rule ships only once they are written."""
+    meta = load_catalogue()[code]
+    texts = [*meta.title.values(), *meta.explain.values(), *(t for v in meta.messages.values() for t in v.values())]
+    assert not [t for t in texts if "TODO" in t], f"{code}: the catalogue entry still has TODO texts"
+
+
+def test_fixture_cases_have_no_placeholder():
+    stubs = [f"{p.name}::{name}" for p in sorted(FIXTURES.glob("*.yml"))
+             for name in yaml.safe_load(p.read_text(encoding="utf-8")) if "TODO" in str(name)]
+    assert not stubs, f"fixture cases still named as new_rule.py wrote them: {stubs}"
+
+
+def _entry(**changes) -> dict:
+    data = {"code": "EC64-99", "article": "64", "severity": "error", "money": "none",
+            "title": {"fr": "t", "en": "t"}, "explain": {"fr": "e", "en": "e"},
+            "messages": {"default": {"fr": "m", "en": "m"}}}
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+@pytest.mark.parametrize("changes", [
+    {"money": "cash"}, {"money": None}, {"rejects_row": "sometimes"}, {"ticket_map": "lost"},
+    {"shows": "picture"}, {"same_loss": "Lost Ticket"}, {"same_loss": "lost_ticket"},   # a rule without money
+    {"monney": "levy"}, {"messages": {}},
+], ids=repr)
+def test_catalogue_refuses_unknown_values_and_keys(changes):
+    from auditor.catalogue import _parse_rule
+
+    with pytest.raises(ValueError):
+        _parse_rule(_entry(**changes), "EC64-99.toml")
+
+
+def test_catalogue_refuses_a_same_loss_group_of_one_and_a_shared_ticket_column():
+    from auditor.catalogue import _check_across, _parse_rule
+
+    lone = _parse_rule(_entry(money="levy", same_loss="alone"), "x")
+    with pytest.raises(ValueError, match="alone"):
+        _check_across({"EC64-99": lone})
+    a = _parse_rule(_entry(ticket_map="missing"), "a")
+    with pytest.raises(ValueError, match="missing"):
+        _check_across({"EC64-98": a, "EC64-99": a})
+
+
+def test_no_list_of_codes_in_the_package():
+    """What a rule is lives in its catalogue entry: code that needs "the levy
+    rules" or "the rules that reject a row" asks the catalogue. A tuple, list,
+    set or dict of codes in the package is that knowledge copied (the synthetic
+    carnets' injectors, which return the codes they expect, and the reader's
+    `(code, Violation)` problems aside)."""
+    import ast
+
+    from auditor.catalogue import CODE_PATTERN
+
+    package = ROOT / "auditor"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if "synth" in path.relative_to(package).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+            if isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.elts[1], ast.Call):
+                continue    # a problem as the reader emits it: (its code, its Violation)
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) and any(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) and CODE_PATTERN.match(e.value)
+                    for e in items or ()):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, f"codes listed in code instead of the catalogue: {found}"

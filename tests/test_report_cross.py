@@ -36,6 +36,8 @@ def _involves(f: dict, cid: str) -> bool:
     return cid in {p["carnet"] for p in f["across"]}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch):
     s = _summary(batch)
     cross = s["cross_carnet_findings"]
@@ -55,6 +57,8 @@ def test_summary_rows_count_the_cross_findings_and_totals_count_them_once(batch)
                                               for e in s["carnets"]) + sum(f["impact_cents"] for f in cross)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_findings_json_of_each_carnet_holds_the_finding_with_one_fingerprint(batch):
     s = _summary(batch)
     docs = {cid: json.loads((batch / cid / "findings.json").read_text(encoding="utf-8")) for cid in ("t1", "t2.xlsx")}
@@ -74,9 +78,10 @@ def test_findings_json_of_each_carnet_holds_the_finding_with_one_fingerprint(bat
     for cid, doc in docs.items():
         n = sum(1 for f in s["cross_carnet_findings"] if _involves(f, cid))
         assert doc["summary"]["errors"] == n
-    # No path, id or row goes into the fingerprint: the same batch elsewhere gives the same ones.
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
     s = _summary(batch)
     fr = labels("fr")
@@ -101,6 +106,8 @@ def test_each_report_shows_its_cross_findings_with_a_link_to_the_other(batch):
     assert text(dom.find(".//p[@id='verdict']")).startswith(fr["verdict_ok"])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_index_rows_count_them(batch):
     s = _summary(batch)
     dom = parse_strict((batch / "index.html").read_text(encoding="utf-8"))

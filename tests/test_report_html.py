@@ -164,8 +164,8 @@ def test_findings_grouped_by_rule_with_every_field(breached):
             assert c[0:3] == [str(v) if v is not None else "" for v in (f.seance, f.coup, f.rang)]
             assert c[3] == " ".join(f.message.split())
             assert f.table in c[4] and str(f.row) in c[4] and (f.cell or "") in c[4]
-            if code in view_module.VALUE_COLUMNS:      # information: one column of its own instead
-                assert c[5] == view_module.VALUE_COLUMNS[code][1](f)
+            if code in view_module.value_columns():      # information: one column of its own instead
+                assert c[5] == view_module.value_columns()[code][1](f)
                 c = c[:6] + [""] + c[6:]
             else:
                 assert _norm(c[5]) == _norm(f.expected or "") and _norm(c[6]) == _norm(f.found or "")
@@ -308,6 +308,7 @@ def test_unreadable_carnet_still_reports():
 SIZE_BOUND = 6 * 1024 * 1024   # bytes; see docs/interpretations.md ("Reports")
 
 
+@pytest.mark.slow
 def test_hundred_thousand_findings_stay_bounded(breached):
     big = with_many_findings(breached[0], 100_000)
     started = time.perf_counter()
@@ -347,6 +348,7 @@ def _batch(entries: list[dict]) -> dict:
             "cross_carnet_findings": []}
 
 
+@pytest.mark.slow
 def test_index_one_row_per_carnet_with_totals():
     entries = []
     for p in sample_paths():

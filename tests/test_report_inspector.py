@@ -40,6 +40,8 @@ def _reports(out: Path):
         yield e, doc, parse_strict((out / e["id"] / "report.html").read_text(encoding="utf-8"))
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_ticket_table_counts_every_ec561_01_finding_of_its_value(samples):
     seen = 0
     for e, doc, dom in _reports(samples["fr"]):
@@ -60,6 +62,8 @@ def test_ticket_table_counts_every_ec561_01_finding_of_its_value(samples):
     assert seen >= 1          # the sample infractions/tickets has a book used before its service date
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_book_used_before_its_service_date_is_counted(samples):
     dom = parse_strict((samples["fr"] / "infractions__tickets" / "report.html").read_text(encoding="utf-8"))
     doc = json.loads((samples["fr"] / "infractions__tickets" / "findings.json").read_text(encoding="utf-8"))
@@ -69,6 +73,8 @@ def test_book_used_before_its_service_date_is_counted(samples):
     assert sum(int(c) for c in cells) == len(early)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["fr", "en"])
 def test_unreadable_carnet_money_is_not_verified_never_zero(samples, lang):
     lab = labels(lang)
@@ -84,6 +90,8 @@ def test_unreadable_carnet_money_is_not_verified_never_zero(samples, lang):
     assert zero not in _norm(text(row)) and lab["not_checked"] in _norm(text(row))
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_every_readable_sample_shows_figures(samples):
     """The reverse: where the amounts are known they are figures, not "not verified"."""
     lab = labels("fr")
@@ -95,6 +103,8 @@ def test_every_readable_sample_shows_figures(samples):
         assert _norm(text(dom.find(".//dd[@id='money-levy_expected']"))) != lab["not_checked"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_annotated_findings_sheet_prints_as_a_document(samples):
     """CSV source (amounts are text in the carnet): the list's amounts are numbers
     in euros Excel can sum; messages wrap; landscape, fit to width, header repeated."""

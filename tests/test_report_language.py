@@ -85,6 +85,8 @@ def _texts(out: Path):
                         yield f"{book.name}:{sheet.title}!{cell.coordinate}", cell.comment.text
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_no_word_of_the_other_language(outputs, lang):
     found = {}
@@ -103,6 +105,8 @@ def test_the_checker_catches_a_leak():
     assert foreign_words("séance 3, coup 4, fiche 12, chouette", "en") == []      # the glossary's words
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_english_report_has_the_glossary_and_french_none(outputs):
     en = parse_strict((outputs["en"] / "a.xlsx" / "report.html").read_text(encoding="utf-8"))
     terms = [text(dt) for dt in en.findall(".//section[@id='glossary']//dt")]
@@ -112,6 +116,8 @@ def test_english_report_has_the_glossary_and_french_none(outputs):
     assert fr.find(".//section[@id='glossary']") is None
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_footer_date_the_readers_way(outputs, lang):
     dom = parse_strict((outputs[lang] / "a.xlsx" / "report.html").read_text(encoding="utf-8"))
@@ -123,6 +129,8 @@ def test_footer_date_the_readers_way(outputs, lang):
     assert iso not in shown and not shown.endswith("Z")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ec83_02_shows_remaining_tickets(outputs):
     for lang in ("fr", "en"):
         dom = parse_strict((outputs[lang] / "b" / "report.html").read_text(encoding="utf-8"))

@@ -101,6 +101,7 @@ def _norm(s: str) -> str:
 
 # -- a carnet with a gap, a duplicate and a ticket outside the register -------------------------
 
+@pytest.mark.subprocess
 def test_owed_for_missing_tickets_matches_findings_json(marked):
     doc, dom, _ = marked
     impacts = [f["impact_cents"] for f in doc["findings"] if f["code"] == "EC83-01"]
@@ -118,6 +119,7 @@ def test_owed_for_missing_tickets_matches_findings_json(marked):
     assert _norm(text(dom.find(".//dd[@id='money-missing_tickets']"))) == _norm(format_cents(230, "fr"))
 
 
+@pytest.mark.subprocess
 def test_table_counts_each_mark_per_value(marked):
     doc, dom, _ = marked
     codes = Counter(f["code"] for f in doc["findings"])
@@ -143,6 +145,7 @@ def test_table_counts_each_mark_per_value(marked):
     assert int(dimes[2]) == used[10] and int(ones[2]) == used[100] - 1
 
 
+@pytest.mark.subprocess
 def test_picture_marks_the_gap_the_duplicate_and_the_outside_run(marked):
     _, dom, _ = marked
     sec = section(dom)
@@ -178,6 +181,7 @@ def test_picture_marks_the_gap_the_duplicate_and_the_outside_run(marked):
     assert "3 manquant(s)" in desc and "6 hors registre" in desc
 
 
+@pytest.mark.subprocess
 def test_levy_chart_shows_the_tickets_face_value(marked):
     _, dom, _ = marked
     levy = section(dom).find(".//figure[@id='chart-levy']")       # in the ticket section
@@ -190,6 +194,7 @@ def test_levy_chart_shows_the_tickets_face_value(marked):
     assert labels("fr")["levy_tickets"] in text(levy.find(".//p[@class='legend']"))
 
 
+@pytest.mark.subprocess
 def test_same_carnet_same_section(marked, tmp_path):
     _, _, html = marked
     again = audit_path(write_csv_folder(marked_tables(), tmp_path / "carnet"), load_profile(), "fr")
@@ -283,6 +288,7 @@ def huge_tables(n_tickets=200_000, seances=40, coups=50, per_run=5) -> dict:
     return t
 
 
+@pytest.mark.slow
 def test_huge_ledger_stays_bounded(tmp_path):
     path = write_csv_folder(huge_tables(), tmp_path / "huge")
     result = audit_path(path, load_profile(), "fr")

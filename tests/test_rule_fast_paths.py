@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from auditor.checks.art63 import _first_of_pairs, _in_play_order
@@ -16,6 +17,7 @@ from auditor.frames import pair_codes, running_max, shared_codes
 SCALES = st.sampled_from([1, 2**40, 2**58])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(-5, 50)), min_size=1, max_size=40), SCALES)
 def test_running_max_is_a_cummax_per_segment(cells, scale):
@@ -25,6 +27,7 @@ def test_running_max_is_a_cummax_per_segment(cells, scale):
     assert (running_max(values, starts) == want).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 4), st.integers(-3, 4)), max_size=30),
        st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=30))
@@ -38,6 +41,7 @@ def test_pair_codes_are_shared_codes(left, right):
     assert ((joint_got[:, None] == joint_got[None, :]) == (joint_want[:, None] == joint_want[None, :])).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(-2, 9)), max_size=40), SCALES)
 def test_first_of_pairs_in_order_of_first_appearance(pairs, scale):

@@ -18,6 +18,10 @@ from auditor.synth.breaches import inject
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 
 
+# Batches with worker processes, as controllers run them.
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
+
 @pytest.fixture(autouse=True)
 def real_clock(monkeypatch):
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)

@@ -43,6 +43,7 @@ def _pandera_passes(schema, df) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ecarte_schemas.MODELS))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
@@ -62,6 +63,8 @@ def test_checking_schema_keeps_everything_but_dtypes():
             assert [c.name for c in other.checks] == [c.name for c in column.checks]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_audit_of_a_valid_carnet_never_imports_pandera(tmp_path):
     """Pandera is imported only for a table that may fail (a quarter of a second
     per process otherwise): a compliant sample, audited and reported in a fresh

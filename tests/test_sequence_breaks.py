@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from auditor.checks._util import sequence_breaks
@@ -34,6 +35,7 @@ def naive(rows: list[tuple[int, int, int]]) -> list[tuple]:
     return sorted(out, key=lambda t: (t[0], t[1]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(-1, 3), st.integers(-2, 7)), max_size=40),
        st.sampled_from([0, 2**40]))

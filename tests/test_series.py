@@ -52,6 +52,8 @@ def review(out: Path, fp: str, status: str, comment: str, by: str = "Mme Lefèvr
     return main(["review", str(out), fp, "--status", status, "--comment", comment, "--by", by, *extra])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_three_run_story(tmp_path, capsys):
     src = tmp_path / "c"
     write_csv_folder(carnet_v1(), src)
@@ -121,6 +123,8 @@ def test_three_run_story(tmp_path, capsys):
     html5lib.HTMLParser(strict=True).parse(html)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_index_counts_states_and_lists_new_first(tmp_path):
     root = tmp_path / "casino"
     write_csv_folder(carnet_v1(), root / "t3")
@@ -159,6 +163,7 @@ def _shuffle(t: dict, seed: int) -> dict:
     return out
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("change", ["resaved", "shuffled", "renamed-shared-file"])
 def test_reviews_survive_a_resaved_or_reordered_carnet(tmp_path, change):
     t = carnet_v1()
@@ -188,6 +193,7 @@ def test_reviews_survive_a_resaved_or_reordered_carnet(tmp_path, change):
         assert {f["baseline_state"] for f in d2["findings"]} == {"unchanged"}
 
 
+@pytest.mark.subprocess
 def test_orphan_reviews_are_listed(tmp_path):
     src = tmp_path / "c"
     write_csv_folder(carnet_v1(), src)
@@ -200,6 +206,7 @@ def test_orphan_reviews_are_listed(tmp_path):
     assert "0123456789abcdef0123" in (tmp_path / "r2" / "c" / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.subprocess
 def test_bad_review_files_give_clear_messages_and_lose_nothing(tmp_path, capsys):
     src = tmp_path / "c"
     write_csv_folder(carnet_v1(), src)
@@ -242,6 +249,7 @@ def test_bad_review_files_give_clear_messages_and_lose_nothing(tmp_path, capsys)
     assert audit(src, tmp_path / "r3", "--fail-on-new") == 2
 
 
+@pytest.mark.subprocess
 def test_reviews_hold_only_what_was_typed_or_in_the_carnet(tmp_path):
     src = tmp_path / "c"
     write_csv_folder(carnet_v1(), src)
@@ -254,6 +262,7 @@ def test_reviews_hold_only_what_was_typed_or_in_the_carnet(tmp_path):
     assert (entry["justification"], entry["by"], entry["carnet"]) == ("vu au PV", "Mme Lefèvre", "c")
 
 
+@pytest.mark.subprocess
 def test_cached_run_with_a_baseline_hits_and_keeps_states(tmp_path, capsys):
     src = tmp_path / "c"
     write_csv_folder(carnet_v1(), src)

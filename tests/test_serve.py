@@ -50,6 +50,7 @@ def cli_codes(path: Path, tmp_path: Path) -> list[str]:
 
 # -- who may ask ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
 def test_no_token_or_a_wrong_one_is_403(server):
     for path in ("/", "/assets/page.js", "/api/runs/0123456789abcdef", "/runs/x/carnet-1/report.html"):
         status, headers, body = server.request("GET", path, cookie=False)
@@ -66,6 +67,7 @@ def test_no_token_or_a_wrong_one_is_403(server):
     assert server.request("POST", "/api/audit", body, {"Content-Type": ctype}, cookie=False)[0] == 403
 
 
+@pytest.mark.subprocess
 def test_the_token_once_then_a_cookie(server):
     status, headers, _ = server.request("GET", f"/?token={server.token}&lang=en", cookie=False)
     assert status == 303 and headers["location"] == "/?lang=en"    # the token leaves the address bar
@@ -89,6 +91,7 @@ def test_host_names(host, allowed):
     assert host_allowed(host) is allowed
 
 
+@pytest.mark.subprocess
 def test_a_foreign_host_header_is_403_even_with_the_token(server):
     for host in ("evil.example", f"evil.example:{server.port}", "127.0.0.1.nip.io", "attacker.localhost"):
         status, _, body = server.request("GET", "/", host=host)
@@ -98,6 +101,7 @@ def test_a_foreign_host_header_is_403_even_with_the_token(server):
     assert server.request("GET", "/", host=f"localhost:{server.port}")[0] == 200
 
 
+@pytest.mark.subprocess
 def test_a_post_from_another_origin_is_403(server):
     body, ctype = multipart([("a.xlsx", XLSX.read_bytes())], {})
     status, _, _ = server.request("POST", "/api/audit", body, {"Content-Type": ctype,
@@ -105,6 +109,7 @@ def test_a_post_from_another_origin_is_403(server):
     assert status == 403
 
 
+@pytest.mark.subprocess
 def test_listens_on_loopback_only(server):
     """The kernel's own table of listening sockets: this port, on 127.0.0.1 only."""
     tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
@@ -123,6 +128,7 @@ def test_listens_on_loopback_only(server):
 
 # -- what it audits ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
 def test_a_workbook_gives_the_same_report_as_the_command_line(server, tmp_path):
     doc = server.audit([("numérotation et mises.xlsx", XLSX.read_bytes())])
     assert doc["state"] == "done" and not doc["batch"]
@@ -144,6 +150,7 @@ def test_a_workbook_gives_the_same_report_as_the_command_line(server, tmp_path):
     assert not any("numérotation" in name for name in files_under(run_folder))
 
 
+@pytest.mark.subprocess
 def test_the_csv_files_of_a_carnet_and_a_zip_of_its_folder(server, tmp_path):
     expected = cli_codes(CSV, tmp_path)
     loose = server.audit(list(csv_folder(CSV).items()) + [("notes.txt", b"x")])
@@ -154,6 +161,8 @@ def test_the_csv_files_of_a_carnet_and_a_zip_of_its_folder(server, tmp_path):
     assert zipped["carnets"][0]["shown"] == "prelevements.zip/prelevements"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_several_carnets_make_a_batch_with_its_index(server):
     doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.xlsx", (SAMPLES / "compliant" / "forges-table3.xlsx")
                                                         .read_bytes())])
@@ -163,6 +172,8 @@ def test_several_carnets_make_a_batch_with_its_index(server):
     assert headers["content-security-policy"] == REPORT_CSP
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_folder_of_this_machine(server):
     status, _, data = server.request("POST", "/api/folder",
                                      json.dumps({"folder": str(SAMPLES / "compliant")}).encode(),
@@ -175,6 +186,7 @@ def test_a_folder_of_this_machine(server):
     assert status == 400 and json.loads(data)["error"] == "Dossier introuvable : /nulle/part"
 
 
+@pytest.mark.subprocess
 def test_nothing_outside_the_run_folder_is_served(server):
     doc = server.audit([("a.xlsx", XLSX.read_bytes())])
     run = doc["run"]
@@ -186,6 +198,7 @@ def test_nothing_outside_the_run_folder_is_served(server):
 
 # -- hostile uploads ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
 def test_an_oversized_upload_is_refused_with_a_clear_message(server):
     before = files_under(server.tmp)
     status, _, data = server.upload([("gros.xlsx", b"PK" + b"\0" * (1024 * 1024 + 10))])
@@ -194,6 +207,7 @@ def test_an_oversized_upload_is_refused_with_a_clear_message(server):
     assert files_under(server.tmp) == before        # nothing kept, not even in the spool
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["../evil.csv", "../../coups.csv", "/etc/coups.csv", "a/../../coups.csv",
                                   "C:/coups.csv", "..\\coups.csv"])
 def test_a_zip_with_names_leaving_its_folder_is_an_ec00_01(server, name, tmp_path):
@@ -215,6 +229,7 @@ def test_a_zip_with_names_leaving_its_folder_is_an_ec00_01(server, name, tmp_pat
     assert all(p == private or p.is_relative_to(private) for p in server.tmp.rglob("*"))
 
 
+@pytest.mark.subprocess
 def test_a_zip_bomb_is_an_ec00_01(server):
     bomb = zip_of({"carnet/coups.csv": b"seance;coup\n" + b"0" * (60 * 1024 * 1024)})
     assert len(bomb) < 1024 * 1024
@@ -224,6 +239,7 @@ def test_a_zip_bomb_is_an_ec00_01(server):
     assert finding["code"] == "EC00-01" and "bombe zip" in finding["message"]
 
 
+@pytest.mark.subprocess
 def test_a_zip_lying_about_its_sizes_is_an_ec00_01(server):
     """Declared small, inflating large: counted as it inflates, refused."""
     import struct
@@ -237,6 +253,7 @@ def test_a_zip_lying_about_its_sizes_is_an_ec00_01(server):
     assert finding["code"] == "EC00-01" and "taille ou à son CRC" in finding["message"]
 
 
+@pytest.mark.subprocess
 def test_a_damaged_zip_and_an_unknown_file(server):
     doc = server.audit([("abime.zip", b"PK\x03\x04 not really a zip"), ("photo.jpg", b"\xff\xd8")])
     assert doc["ignored"] == ["photo.jpg"]
@@ -260,6 +277,8 @@ def test_unsafe_member_names(name, unsafe):
 
 # -- stopping ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ctrl_c_stops_cleanly_and_leaves_no_file():
     # A short TMPDIR: the batch's worker processes (default --jobs) put their
     # forkserver's Unix socket there, whose path is limited to 108 bytes.
@@ -284,6 +303,8 @@ def _ctrl_c(tmp_path: Path):
     assert files_under(tmp_path / "tmp") == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_serve_prints_its_address_in_the_users_language(tmp_path):
     english = Server(tmp_path / "tmp", env={"LANG": "en_GB.UTF-8"})
     english.stop()
@@ -306,8 +327,11 @@ def test_a_port_in_use_is_a_usage_error(tmp_path, capsys, monkeypatch):
     assert f"impossible d'écouter sur 127.0.0.1:{port}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_reviews_are_checked_before_anything_is_written(tmp_path):
-    reviews = pytest.importorskip("auditor.reviews")
+    from auditor import reviews
+
     review_file = tmp_path / "reviews.jsonl"
     server = Server(tmp_path / "tmp", "--reviews", str(review_file))
     try:
@@ -337,6 +361,8 @@ def test_reviews_are_checked_before_anything_is_written(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
     """`make serve` from the checkout, as an inspector's helper would type it:
     the address is printed, the default browser ($BROWSER, as Python's

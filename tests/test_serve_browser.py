@@ -68,6 +68,8 @@ class Session:
         self.context.close()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
     s = Session(browser, server)
     page = s.page
@@ -131,6 +133,8 @@ def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
     s.close()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_a_small_batch_from_a_folder(browser, server):
     s = Session(browser, server)
     page = s.page
@@ -157,6 +161,8 @@ def test_a_small_batch_from_a_folder(browser, server):
     s.close()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_the_language_choice_and_csv_files(browser, server):
     s = Session(browser, server)
     page = s.page
@@ -173,6 +179,8 @@ def test_the_language_choice_and_csv_files(browser, server):
     s.close()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
     small = Server(tmp_path_factory.mktemp("serve-small") / "tmp", "--max-file-mb", "1")
     try:
@@ -190,8 +198,11 @@ def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
         small.stop()
 
 
+@pytest.mark.browser
+@pytest.mark.subprocess
 def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
-    reviews = pytest.importorskip("auditor.reviews")
+    from auditor import reviews
+
     folder = tmp_path_factory.mktemp("serve-review")
     review_file = folder / "examens" / "reviews.jsonl"
     server = Server(folder / "tmp", "--jobs", "1", "--reviews", str(review_file))

@@ -27,6 +27,8 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("ecarte_auditor-*.whl"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_wheel_ships_schemas_rules_and_templates(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "ecarte_schemas/mises.py" in names
@@ -41,6 +43,8 @@ def test_wheel_ships_schemas_rules_and_templates(wheel):
     assert not any(n.startswith(("rules/", "schemas/", "tests/")) for n in names)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
     venv = tmp_path / "venv"

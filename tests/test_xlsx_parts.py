@@ -10,6 +10,7 @@ import io
 import re
 import zipfile
 
+import pytest
 from hypothesis import given, settings, strategies as st
 from openpyxl import Workbook, load_workbook
 from openpyxl.comments import Comment
@@ -60,6 +61,7 @@ def _book(cells: dict[tuple[int, int], object], empty_rows=()) -> bytes:
 _CELL = st.tuples(st.integers(1, 12), st.integers(1, 8))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(existing=st.dictionaries(_CELL, st.one_of(st.integers(0, 99), st.text("abc=+ ", min_size=1, max_size=4)),
                                 max_size=25),

@@ -35,7 +35,7 @@ from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
-from auditor.report.view import VALUE_COLUMNS, article_text, value_text
+from auditor.report.view import article_text, value_columns, value_text
 from auditor.report.xlsx_io import (FILLS, FORMULA_START, MAX_CELL_TEXT, put_text, stamp_from, unique_sheet_title,
                                     workbook_bytes)
 from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, Package, annotate, sheet_parts
@@ -290,8 +290,9 @@ def comment_line(f: Finding, lab: dict, lang: str) -> str:
     lines = [f"{f.code} ({article_text(f.article, lab)}) — {f.message}"]
     expected = None if f.expected is None else value_text(f.expected, lab)
     found = None if f.found is None else value_text(f.found, lab)
-    if f.code in VALUE_COLUMNS:      # information: what it shows instead of expected / found
-        key, value = VALUE_COLUMNS[f.code]
+    special = value_columns().get(f.code)
+    if special:      # information: what it shows instead of expected / found
+        key, value = special
         lines.append(f"{lab[key]} : {value(f)}" if lang == "fr" else f"{lab[key]}: {value(f)}")
     elif expected is not None and found is not None:
         lines.append(lab["xlsx_expected_found"].format(expected=expected, found=found))

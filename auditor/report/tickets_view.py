@@ -6,7 +6,8 @@ The picture reads the ticket ledger the rules share (`auditor/tickets/`):
 used numbers, the stretches EC83-01 reports missing, the numbers EC82-03 reports
 detached twice, the numbers EC561-01 reports outside every registered book. It
 never decides anything of its own: a mark is drawn where a rule's definition
-puts it, and the amounts owed are the EC83-01 impacts of the findings.
+puts it, and the amounts owed are the EC83-01 impacts of the findings. Which
+rule feeds which column is the catalogue's `ticket_map`.
 
 Sizes are bounded whatever the carnet: intervals, never one shape per ticket;
 consecutive books used from end to end are one condensed row; at most
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.catalogue import Profile, load_profile
+from auditor.catalogue import Profile, TicketMap, load_profile, ticket_map_code
 from auditor.tickets import intervals
 from auditor.tickets.arrays import Columns, column
 from auditor.tickets.intervals import merge, merge_grouped
@@ -30,7 +31,6 @@ from auditor.model import Status
 from auditor.money import format_cents
 from auditor.report.charts import WIDTH, Bar, Chart, Label, _n
 
-MISSING_CODE, DUPLICATE_CODE, OUTSIDE_CODE = "EC83-01", "EC82-03", "EC561-01"
 MAX_DETAILED = 24        # books (or out-of-register blocks) drawn one by one, per value
 MAX_SEGMENTS = 400       # rectangles (used stretches and marks) drawn per value
 MAX_TITLE_RANGES = 6     # number ranges listed in one tooltip
@@ -134,9 +134,10 @@ def _owed_by_value(result: AuditResult) -> dict[int, int]:
     """EC83-01 impacts per ticket value: the value of the tickets row each
     finding sits on (where numbers resume, a run of that value)."""
     value_of = _value_of_row(result)
+    missing = ticket_map_code(TicketMap.MISSING)
     owed: dict[int, int] = {}
     for f in result.findings:
-        if f.code == MISSING_CODE and f.impact_cents > 0:
+        if f.code == missing and f.impact_cents > 0:
             v = value_of.get(f.row, 0)
             owed[v] = owed.get(v, 0) + int(f.impact_cents)
     return owed
@@ -173,7 +174,7 @@ def _checked(result: AuditResult) -> set[str]:
 
 
 def _ledger(result: AuditResult) -> TicketLedger | None:
-    if MISSING_CODE not in _checked(result) or "tickets" not in result.carnet.tables:
+    if ticket_map_code(TicketMap.MISSING) not in _checked(result) or "tickets" not in result.carnet.tables:
         return None
     profile: Profile = result.profile or load_profile()
     return ledger(result.carnet, profile)
@@ -184,12 +185,15 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
     led = _ledger(result)
     checked = _checked(result)
     owed = _owed_by_value(result)
-    outside_findings = _findings_by_value(result, OUTSIDE_CODE)
+    missing_code, duplicate_code, outside_code = (ticket_map_code(TicketMap.MISSING),
+                                                  ticket_map_code(TicketMap.DUPLICATES),
+                                                  ticket_map_code(TicketMap.OUTSIDE))
+    outside_findings = _findings_by_value(result, outside_code)
     total_owed = sum(owed.values())
     section = TicketSection(
         checked=led is not None, series=[], total_owed_cents=total_owed, total_owed=format_cents(total_owed, lang),
         total_missing=0, note="",
-        reason="" if led is not None else next((st.reason or "" for st in result.rules if st.code == MISSING_CODE), ""))
+        reason="" if led is not None else next((st.reason or "" for st in result.rules if st.code == missing_code), ""))
     if led is None:
         return section
     left_rows = len(led.rows) - len(led.runs)
@@ -251,13 +255,13 @@ def tickets_section(result: AuditResult, lab: dict, lang: str) -> TicketSection:
                      else f"{seances[0]} → {seances[-1]} ({len(seances)})"),
             missing=str(missing), missing_runs=len(vm[0]), missing_runs_text=runs_text(len(vm[0])),
             owed_cents=v_owed, owed=format_cents(v_owed, lang),
-            duplicates=str(dup) if DUPLICATE_CODE in checked else lab["not_checked"],
+            duplicates=str(dup) if duplicate_code in checked else lab["not_checked"],
             duplicate_runs=int(vrep.sum()), duplicate_runs_text=runs_text(int(vrep.sum())),
-            outside=str(outside) if OUTSIDE_CODE in checked else lab["not_checked"],
+            outside=str(outside) if outside_code in checked else lab["not_checked"],
             outside_runs=len(vo[0]), outside_runs_text=runs_text(len(vo[0])),
             # EC561-01 reports each stretch outside the register, and each book
             # used before its service date: the value's other EC561-01 findings.
-            early=str(outside_findings.get(valeur, 0) - len(vo[0])) if OUTSIDE_CODE in checked else lab["not_checked"],
+            early=str(outside_findings.get(valeur, 0) - len(vo[0])) if outside_code in checked else lab["not_checked"],
             early_findings=outside_findings.get(valeur, 0) - len(vo[0]),
             chart=chart, label=lab["tk_chart"].format(valeur=text)))
     section.total_missing = total_missing

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import json
 import posixpath
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from auditor import __version__
-from auditor.catalogue import load_catalogue
+from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
 from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
@@ -43,11 +44,6 @@ MAX_TEXT = 200
 MAX_VALUE = 80          # expected / found: values, never prose
 # Small reports open every group; big ones start collapsed.
 OPEN_GROUPS_UP_TO = 100
-# Codes whose impact is levy not collected / face value of missing tickets.
-LEVY_CODES = ("EC66-01", "EC66-02")
-MISSING_TICKET_CODES = ("EC83-01",)
-# Every rule whose findings carry money (impact_cents): the total at stake is a figure once one of them ran.
-MONEY_CODES = LEVY_CODES + MISSING_TICKET_CODES + ("EC661-01", "EC561-03")
 NO_SEANCE = "-"
 
 
@@ -346,14 +342,22 @@ def remaining_tickets(f: Finding) -> str:
         return ""
 
 
-# Information findings that nothing is wrong with: what they show instead of expected / found.
-VALUE_COLUMNS = {"EC83-02": ("tk_remaining", remaining_tickets)}
+# Information findings that nothing is wrong with show one value of their own
+# instead of expected / found (the catalogue's `shows`): its heading label and its text.
+SHOWN_VALUES = {Shows.REMAINING_TICKETS: ("tk_remaining", remaining_tickets)}
+
+
+@lru_cache(maxsize=1)    # asked once per finding row
+def value_columns() -> dict[str, tuple]:
+    """Per code whose catalogue entry `shows` a value of its own: (heading label key, value of a finding)."""
+    return {code: SHOWN_VALUES[meta.shows] for code, meta in load_catalogue().items()
+            if meta.shows is not Shows.EXPECTED_FOUND}
 
 
 def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
     """A finding as the report's tables show it."""
     expected, found = clip(value_text(f.expected, lab), MAX_VALUE), clip(value_text(f.found, lab), MAX_VALUE)
-    special = VALUE_COLUMNS.get(f.code)
+    special = value_columns().get(f.code)
     return FindingRow(
         code=f.code, severity=f.severity.label, severity_text=lab[f.severity.label], article=f.article,
         message=clip(f.message), seance=_s(f.seance), coup=_s(f.coup), rang=_s(f.rang),
@@ -374,6 +378,7 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
     for f in result.findings:
         by_code[f.code].append(f)
     small = len(result.findings) <= OPEN_GROUPS_UP_TO
+    special = value_columns()
     groups = []
     # Catalogue order, as in the rules table; a code the catalogue lacks (never
     # expected) still gets its group, after the others.
@@ -395,7 +400,7 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
             open=small,
             seance_counts=json.dumps(dict(Counter(_seance_key(f) for f in found)), sort_keys=True,
                                      separators=(",", ":")),
-            value_heads=[lab[VALUE_COLUMNS[code][0]]] if code in VALUE_COLUMNS else [lab["expected"], lab["found"]]))
+            value_heads=[lab[special[code][0]]] if code in special else [lab["expected"], lab["found"]]))
     return groups
 
 
@@ -511,13 +516,14 @@ class MoneyFacts:
 def money_facts(result: AuditResult) -> MoneyFacts:
     """The money panel's facts from the carnet's own findings and rule statuses."""
     checked = {st.code for st in result.rules if st.status is Status.CHECKED}
-    levy = [f.impact_cents for f in result.findings if f.code in LEVY_CODES]
+    levy_codes, missing_codes = set(codes_with_money(Money.LEVY)), set(codes_with_money(Money.FACE_VALUE))
+    levy = [f.impact_cents for f in result.findings if f.code in levy_codes]
     return MoneyFacts(
         short=sum(x for x in levy if x > 0), excess=-sum(x for x in levy if x < 0),
-        missing=_positive_impact(f for f in result.findings if f.code in MISSING_TICKET_CODES),
-        levy_known=levy_known(result), levy_checked=bool(checked & set(LEVY_CODES)),
-        missing_checked=bool(checked & set(MISSING_TICKET_CODES)),
-        impact_known=not result.carnet.unreadable and bool(checked & set(MONEY_CODES)))
+        missing=_positive_impact(f for f in result.findings if f.code in missing_codes),
+        levy_known=levy_known(result), levy_checked=bool(checked & levy_codes),
+        missing_checked=bool(checked & missing_codes),
+        impact_known=not result.carnet.unreadable and bool(checked & set(codes_with_money())))
 
 
 def _money(m: MoneyFacts, s: dict, lab: dict, lang: str) -> list[Amount]:
@@ -639,7 +645,7 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
         filter_seances=[Choice(g.key, f"{g.label} ({g.errors + g.warnings + g.info})") for g in seances],
         rules=rules, rules_quiet=lab["rules_quiet"].format(n=quiet) if quiet else "",
         charts=charts.report_charts(result, lab, lang, groups, dates, n_coups, top_coup, levy_recorded,
-                                    LEVY_CODES, tickets_view.face_per_seance(result)),
+                                    codes_with_money(Money.LEVY), tickets_view.face_per_seance(result)),
         tickets=tickets_view.tickets_section(result, lab, lang),
         chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
         chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "",
