@@ -44,6 +44,8 @@ class Archive:
 
     @classmethod
     def of(cls, batch: Sequence[BatchCarnet]) -> "Archive":
+        """The batch's carnets placed in their tables, in order (spec: first séance's date and number, then
+        date_debut, then path)."""
         # A carnet without séances cannot be ordered: it blocks like an unreadable cover.
         blocked = [i for i, c in enumerate(batch) if not (c.placeable and c.seances and c.table is not None)]
         placed = [i for i, c in enumerate(batch) if c.placeable and c.seances and c.table is not None]
@@ -62,10 +64,12 @@ class Archive:
 
     @cached_property
     def first_day(self) -> np.ndarray:
+        """The day (days since 1970) of each position's first séance."""
         return _days([self.batch[i].seances[0][1] for i in self.order.tolist()])
 
     @cached_property
     def last_day(self) -> np.ndarray:
+        """The day (days since 1970) of each position's last séance."""
         return _days([self.batch[i].seances[-1][1] for i in self.order.tolist()])
 
     @cached_property
@@ -75,6 +79,7 @@ class Archive:
         return counts[self.group]
 
     def carnet(self, pos: int) -> BatchCarnet:
+        """The carnet at position `pos` of the order."""
         return self.batch[int(self.order[pos])]
 
     def consecutive(self) -> np.ndarray:
@@ -108,29 +113,33 @@ class Archive:
         theirs = {(n, d) for n, d, _, _ in self.carnet(e).seances}
         return next((s for s in self.carnet(k).seances if (s[0], s[1]) in theirs), None)
 
-    def ticket_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    @cached_property
+    def ticket_pairs(self) -> dict[str, np.ndarray]:
         """For each value, consecutive carnets of a table using it: positions
-        (previous, next), the value, and whether the pair can be checked (a
-        carnet whose tickets are unreadable might use any value: it stands
-        between its neighbours for every value, and its pairs are not checked)."""
+        `prev` and `next`, the value `valeur`, `t` (prev's last number of the
+        value) and `u` (next's first), and `ok`, whether the pair can be
+        checked (a carnet whose tickets are unreadable might use any value: it
+        stands between its neighbours for every value, and its pairs are not checked)."""
         rows = []
         values = sorted({int(e[0]) for i in self.order.tolist() for e in self.batch[i].ticket_ends})
         for k, i in enumerate(self.order.tolist()):
             c = self.batch[i]
             if c.tickets_readable:
-                rows += [(k, int(e[0]), 1) for e in c.ticket_ends]
+                rows += [(k, e[0], e[1], e[6], 1) for e in c.ticket_ends]
             else:
-                rows += [(k, v, 0) for v in values]
+                rows += [(k, v, 0, 0, 0) for v in values]
+        names = ("prev", "next", "valeur", "t", "u")
         if not rows:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty, empty.astype(bool)
-        pos, val, ok = (np.asarray(x, dtype=np.int64) for x in zip(*rows))
+            out = {k: np.zeros(0, dtype=np.int64) for k in names}
+            out["ok"] = np.zeros(0, dtype=bool)
+            return out
+        pos, val, first, last, ok = np.asarray(rows, dtype=np.int64).T
         grp = self.group[pos]
         o = np.lexsort((pos, val, grp))
-        pos, val, ok, grp = pos[o], val[o], ok[o], grp[o]
+        pos, val, first, last, ok, grp = pos[o], val[o], first[o], last[o], ok[o], grp[o]
         same = (grp[1:] == grp[:-1]) & (val[1:] == val[:-1])
-        prev, nxt = pos[:-1][same], pos[1:][same]
-        return prev, nxt, val[:-1][same], (ok[:-1] & ok[1:])[same].astype(bool)
+        return {"prev": pos[:-1][same], "next": pos[1:][same], "valeur": val[:-1][same],
+                "t": last[:-1][same], "u": first[1:][same], "ok": (ok[:-1] & ok[1:])[same].astype(bool)}
 
 
 def _ends(c: BatchCarnet, valeur: int) -> tuple:
@@ -233,12 +242,11 @@ def ticket_numbers_go_on_between_carnets(batch: Sequence[BatchCarnet], profile: 
     a = Archive.of(batch)
     if a.blocked:
         return
-    prev, nxt, val, ok = a.ticket_pairs()
-    for p, n, v in zip(prev[ok].tolist(), nxt[ok].tolist(), val[ok].tolist()):
-        P, N = a.carnet(p), a.carnet(n)
+    tp = a.ticket_pairs
+    back = np.flatnonzero(tp["ok"] & (tp["u"] < tp["t"]))     # equal is a duplicate: EC82-03
+    for g in back.tolist():
+        P, N, v = a.carnet(int(tp["prev"][g])), a.carnet(int(tp["next"][g])), int(tp["valeur"][g])
         t, u = _ends(P, v), _ends(N, v)
-        if u[1] >= t[6]:
-            continue
         yield Violation(
             table="tickets", row=u[4], column="premier", seance=u[2], coup=u[3],
             expected=str(t[6]), found=str(u[1]),
@@ -309,18 +317,13 @@ def no_ticket_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Pro
     a = Archive.of(batch)
     if a.blocked:
         return
-    prev, nxt, val, ok = a.ticket_pairs()
-    prev, nxt, val = prev[ok], nxt[ok], val[ok]
-    if not len(prev):
-        return
-    ts = np.asarray([_ends(a.carnet(p), v)[6] for p, v in zip(prev.tolist(), val.tolist())], dtype=np.int64)
-    us = np.asarray([_ends(a.carnet(n), v)[1] for n, v in zip(nxt.tolist(), val.tolist())], dtype=np.int64)
+    tp = a.ticket_pairs
     # Only pairs that do not simply go on (u = t + 1) can miss numbers.
-    gap = np.flatnonzero(us > ts + 1)
+    gap = np.flatnonzero(tp["ok"] & (tp["u"] > tp["t"] + 1))
     size = int(profile.book_size)
     detached = Detached(batch)
     for g in gap.tolist():
-        P, N, v = a.carnet(int(prev[g])), a.carnet(int(nxt[g])), int(val[g])
+        P, N, v = a.carnet(int(tp["prev"][g])), a.carnet(int(tp["next"][g])), int(tp["valeur"][g])
         t, u = _ends(P, v), _ends(N, v)
         books = sorted({(b[1], b[2]) for b in (*P.books, *N.books) if b[0] == v})
         bt, bu = _book(books, t[6], size), _book(books, u[1], size)
@@ -364,9 +367,9 @@ def archive_statuses(batch: Sequence[BatchCarnet], profile: Profile,
             per[c.id] = {code: reason for code in CODES}
     # A carnet with unreadable tickets, and the carnets of its table it stands between, by position.
     blind = {k for k in range(len(a.order)) if not a.carnet(k).tickets_readable}
-    prev, nxt, _, ok = a.ticket_pairs()
+    tp = a.ticket_pairs
     spoiled: dict[int, list[int]] = {}
-    for p, n in zip(prev[~ok].tolist(), nxt[~ok].tolist()):
+    for p, n in zip(tp["prev"][~tp["ok"]].tolist(), tp["next"][~tp["ok"]].tolist()):
         for x, y in ((p, n), (n, p)):
             if y in blind and y not in spoiled.setdefault(x, []):
                 spoiled[x].append(y)
