@@ -200,6 +200,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     g.add_argument("--casino", default="Casino de Forges-les-Eaux", help="generate.casino")
     g.add_argument("--table", type=_positive, default=3, help="generate.table")
     g.add_argument("--chouette", action="store_true", help="generate.chouette")
+    g.add_argument("--archive", type=_positive, metavar="N", help="generate.archive")
     g.add_argument("--lang", choices=LANGS, help="generate.lang")
 
     t = sub.add_parser("template", help="template.help")
@@ -553,6 +554,8 @@ def cmd_generate(args) -> int:
     from auditor.synth.breaches import CannotInject, inject
     from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 
+    if args.archive:
+        return _generate_archive(args)
     container = args.container or ("xlsx" if args.out.suffix.lower() in (".xlsx", ".xlsm") else "csv")
     spec = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed,
                 casino=args.casino, table=args.table, chouette=args.chouette)
@@ -578,6 +581,57 @@ def cmd_generate(args) -> int:
           + (cli_label("generate.breaches_expected", args.ui, codes=", ".join(sorted(expected))) if expected else ""),
           file=sys.stderr)
     return EXIT_OK
+
+
+def _generate_archive(args) -> int:
+    """`generate OUT --archive N`: a table's successive daily carnets under OUT,
+    with the chosen breaches across carnets, checked before they are left there."""
+    import shutil
+
+    from auditor.synth.archive import ArchiveSpec, generate_archive, write_archive
+    from auditor.synth.breaches import CannotInject
+    from auditor.synth.generate import Spec
+
+    codes = tuple(c.strip().upper() for c in args.breaches.split(",") if c.strip())
+    base = Spec(seances=args.seances, coups=args.coups, mises=args.mises, seed=args.seed, casino=args.casino,
+                table=args.table, chouette=args.chouette,
+                ticket_start={10: 400001, 100: 400001, 1000: 400001})
+    try:
+        carnets = generate_archive(ArchiveSpec(args.archive, base, codes))
+    except CannotInject as exc:
+        raise UsageError(exc.args[0]) from None
+    existed = args.out.exists()
+    try:
+        paths = write_archive(carnets, args.out, args.container or "csv")
+    except OSError as exc:
+        raise UsageError("main.cannot_write", path=args.out, reason=os_reason(exc)) from None
+    found = _archive_codes(paths)
+    if found != set(codes):
+        for path in paths:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if not existed:
+            shutil.rmtree(args.out, ignore_errors=True)
+        raise UsageError("generate.archive_not_delivered", asked=", ".join(sorted(codes)) or "-",
+                         found=", ".join(sorted(found)) or "-")
+    print(cli_label("generate.archive_written", args.ui, out=args.out, n=len(paths), table=args.table,
+                    first=carnets[0][0].isoformat(), last=carnets[-1][0].isoformat())
+          + (cli_label("generate.breaches_expected", args.ui, codes=", ".join(sorted(codes))) if codes else ""),
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def _archive_codes(paths: list[Path]) -> set[str]:
+    """The codes of the rules across carnets that the written archive gives."""
+    from auditor.catalogue import load_profile
+    from auditor.checks.archive import CODES
+    from auditor.derived.batch_facts import batch_facts
+    from auditor.normalise import normalise
+    from auditor.read import read_carnet
+    from auditor.registry import registered_batch
+
+    profile = load_profile()
+    batch = [batch_facts(normalise(read_carnet(p)), str(i), p.name, profile) for i, p in enumerate(paths)]
+    return {code for code in CODES if any(True for _ in registered_batch()[code].func(batch, profile))}
 
 
 def _check_breaches(out: Path, expected: set[str]) -> None:

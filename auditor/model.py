@@ -191,11 +191,31 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class BatchCarnet:
-    """One carnet of a batch as the checks over a batch see it: who it is and
-    its readable ticket runs `[valeur_cents, premier, dernier, seance, coup, row]`."""
+    """One carnet of a batch as the checks over a batch see it: who it is, its
+    readable ticket runs `[valeur_cents, premier, dernier, seance, coup, row]`,
+    and the facts the rules across the carnets of a table read (built by
+    `auditor.derived.batch_facts.batch_facts`; plain ints and strings, so a
+    worker can hand them back and the cache can keep them).
+
+    - `placeable`: cover and séances readable, casino and table given (spec
+      "Safety first"); `tickets_readable`: the tickets table can be trusted.
+    - `seances`: `(number, iso_date, row, cell)` in the order of séances (date, then number).
+    - `ticket_ends`: per value, its first and last ticket in the carnet's order of
+      detachment, `(valeur_cents, first_no, first_seance, first_coup, first_row,
+      first_cell, last_no, last_seance, last_coup, last_row, last_cell)`.
+    - `books`: the registered books `(valeur_cents, premier, dernier)` of `carnets_tickets`.
+    Cells are Excel references for workbooks, None for CSV folders.
+    """
 
     id: str
     path: str
     casino: str
     table: int | None
     ticket_runs: list[list[int]]
+    # Defaults keep the callers that know only the ticket runs (EC82-03) working.
+    placeable: bool = True
+    tickets_readable: bool = True
+    date_debut: str | None = None
+    seances: tuple = ()
+    ticket_ends: tuple = ()
+    books: tuple = ()

@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from auditor.synth.breaches import inject  # noqa: E402
 from auditor.synth.breaches.tables import coup_rows, remove_ticket, renumber_from  # noqa: E402
+from auditor.synth.archive import ArchiveSpec, generate_archive, write_archive  # noqa: E402
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx  # noqa: E402
 
 OUT = ROOT / "sample_carnets"
@@ -169,8 +170,33 @@ SAMPLES = [
 ]
 
 
+# A table's archive: successive daily carnets (rules across the carnets of a table).
+# One casino, two tables, ticket series far apart (no ticket shared across tables).
+ARCHIVES = [
+    # Four daily carnets that go on from one to the next: nothing across carnets.
+    ("archives/etretat-table2-suite", "csv", 4, 2, None),
+    # Five daily carnets, the third one missing: its séances (EC64-11) and its tickets (EC83-04).
+    ("archives/etretat-table4-lacune", "xlsx", 5, 4, 2),
+]
+
+
+def archives() -> int:
+    """Write the sample archives; the number of carnets written."""
+    n = 0
+    for rel, container, carnets, table, removed in ARCHIVES:
+        start = {10: 100_001 * table, 100: 100_001 * table, 1000: 100_001 * table}
+        start = {v: (s - 1) // 200 * 200 + 1 for v, s in start.items()}       # a book's first number
+        base = Spec(seances=2, coups=8, mises=4, seed=60 + table, table=table, casino="Casino d'Étretat",
+                    start=dt.date(2026, 4, 6), ticket_start=start)
+        days = generate_archive(ArchiveSpec(carnets, base))
+        if removed is not None:
+            del days[removed]
+        n += len(write_archive(days, OUT / rel, container))
+    return n
+
+
 def main() -> None:
-    for sub in ("compliant", "infractions"):
+    for sub in ("compliant", "infractions", "archives"):
         shutil.rmtree(OUT / sub, ignore_errors=True)
     for rel, container, spec, breach, options in SAMPLES:
         tables = generate(spec)
@@ -183,7 +209,8 @@ def main() -> None:
             write_csv_folder(tables, path, **options)
     # A file that is not a carnet at all: what a damaged USB stick gives.
     (OUT / "infractions" / "classeur-corrompu.xlsx").write_bytes(random.Random(7).randbytes(2048))
-    print(f"wrote {len(SAMPLES) + 1} sample carnets under {OUT.relative_to(ROOT)}/")
+    n = archives()
+    print(f"wrote {len(SAMPLES) + 1 + n} sample carnets under {OUT.relative_to(ROOT)}/")
 
 
 if __name__ == "__main__":

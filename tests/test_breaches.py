@@ -58,7 +58,11 @@ def test_every_catalogue_code_that_can_be_broken_has_an_injector():
     from auditor.catalogue import load_catalogue
     codes = {code for code, meta in load_catalogue().items()
              if not meta.retired and meta.severity >= Severity.WARNING}
-    assert codes - {"EC00-01"} - set(INJECTORS) == set()   # EC00-01: a missing table or column
+    # EC00-01: a missing table or column; the rules across carnets are broken in a table's archive
+    # (auditor/synth/archive.py, `generate --archive`), not in one carnet.
+    from auditor.synth.archive import BREACHES
+
+    assert codes - {"EC00-01"} - set(INJECTORS) - set(BREACHES) == set()
 
 
 def test_unknown_code_is_refused():

@@ -59,6 +59,40 @@ def test_every_check_has_compliant_and_violating_fixtures(code):
     assert any(c.get("expect") for c in cases), f"{code}: no violating case"
 
 
+BATCH_FIXTURES = ROOT / "tests" / "fixtures" / "batch"
+
+
+def _batch_only():
+    from auditor.registry import registered_batch
+
+    return sorted(set(registered_batch()) - set(registered()))
+
+
+@pytest.mark.parametrize("code", _batch_only())
+def test_every_batch_only_check_has_compliant_and_violating_batch_fixtures(code):
+    """A code checked only over a batch (the rules across the carnets of a
+    table) has its cases in tests/fixtures/batch/, batches of carnets."""
+    path = BATCH_FIXTURES / f"{code}.yml"
+    assert path.exists(), f"no batch fixture file for {code}"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["code"] == code
+    cases = [c for k, c in data.items() if k != "code"]
+    assert all(len(c["carnets"]) >= 1 for c in cases)
+    assert any(c.get("expect") == [] for c in cases), f"{code}: no compliant case"
+    assert any(c.get("expect") for c in cases), f"{code}: no violating case"
+
+
+@pytest.mark.parametrize("code", _batch_only())
+def test_batch_check_docstring_has_the_sections(code):
+    from auditor.registry import registered_batch
+
+    doc = registered_batch()[code].func.__doc__ or ""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    assert first and not first.startswith(("Why", "TODO")), code
+    for section in ("Why:", "Non-compliant:", "Compliant:"):
+        assert section in doc, f"{code} docstring lacks {section}"
+
+
 @pytest.mark.parametrize("code", sorted(load_catalogue()))
 def test_message_placeholders_match_between_languages(code):
     for kind, variants in load_catalogue()[code].messages.items():

@@ -49,6 +49,9 @@ class Spec:
     # Mix chouette runs (adjudication, sautes, remises) among the simple coups; off by default so
     # that the simple-écarté carnets stay byte-identical.
     chouette: bool = False
+    # All séances on `start` (a daily carnet, as `synth/archive.py` writes a table's archive); off by
+    # default: one séance a day, so that the existing carnets stay byte-identical.
+    same_day: bool = False
 
 
 class TicketStock:
@@ -112,7 +115,7 @@ def generate(spec: Spec, profile: Profile | None = None) -> dict[str, list[dict]
     deck = 4411
     for k in range(spec.seances):
         s_no = spec.first_seance + k
-        day = spec.start + dt.timedelta(days=k)
+        day = spec.start if spec.same_day else spec.start + dt.timedelta(days=k)
         jeux = f"R{deck} B{deck + 1} V{deck + 2}"
         deck += 3
         cagnotte = seance(t, spec, profile, rng, stock, s_no, day)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
+from auditor.derived.batch_facts import ticket_runs
 from auditor.derived.cache import per_carnet
 from auditor.tickets.arrays import NA_INT, Columns, blind, column
 from auditor.tickets.books import TicketBooks, register_columns
@@ -271,9 +272,6 @@ def ledger(carnet: Carnet, profile: Profile) -> TicketLedger:
 def carnet_runs(carnet: Carnet) -> list[list[int]]:
     """The carnet's readable ticket runs as plain lists `[valeur_cents, premier,
     dernier, seance, coup, row]` (premier ≤ dernier): what a batch worker hands
-    back for the cross-carnet check, small and picklable."""
-    if "tickets" not in carnet.tables:
-        return []
-    cols = [column(carnet, "tickets", k) for k in ("valeur_cents", "premier", "dernier", "seance", "coup", "_row")]
-    ok = np.logical_and.reduce([c != NA_INT for c in cols]) & (cols[2] >= cols[1])
-    return [list(row) for row in zip(*(c[ok].tolist() for c in cols))]
+    back for the cross-carnet check, small and picklable. One definition, in
+    `auditor.derived.batch_facts`, which builds the rest of a carnet's batch facts."""
+    return ticket_runs(carnet)

@@ -1,0 +1,151 @@
+"""What the rules across the carnets of a table read from one carnet (spec
+rules.md, "Across the carnets of a table"): its place (casino, table, séances
+in order), its ticket runs, per value its first and last ticket in order of
+detachment, and its registered books. Built once per carnet, in the worker, as
+plain ints and strings: the batch checks never see a frame.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+from auditor.carnet import Carnet
+from auditor.catalogue import Profile, load_profile
+from auditor.model import BatchCarnet
+
+NA = np.iinfo(np.int64).min            # a missing cell in a plain int64 array
+_SPACES = re.compile(r"\s+")
+
+
+def fold_casino(name: str | None) -> str:
+    """A casino's name as the spec compares them: case, accents and runs of spaces folded."""
+    s = unicodedata.normalize("NFKD", str(name or "").replace("\u00a0", " "))
+    s = "".join(ch for ch in s if not unicodedata.combining(ch))
+    return _SPACES.sub(" ", s.casefold()).strip()
+
+
+def _ints(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    df = carnet.tables[table].df
+    if name not in df.columns:
+        return np.full(len(df), NA, dtype=np.int64)
+    return df[name].to_numpy(dtype=np.int64, na_value=NA)
+
+
+def ticket_runs(carnet: Carnet) -> list[list[int]]:
+    """The carnet's readable ticket runs as plain lists `[valeur_cents, premier,
+    dernier, seance, coup, row]` (premier ≤ dernier): what a batch worker hands
+    back for the checks across carnets, small and picklable."""
+    if "tickets" not in carnet.tables:
+        return []
+    cols = [_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "dernier", "seance", "coup", "_row")]
+    ok = np.logical_and.reduce([c != NA for c in cols]) & (cols[2] >= cols[1])
+    return [list(row) for row in zip(*(c[ok].tolist() for c in cols))]
+
+
+def _unreadable_rows(carnet: Carnet, table: str, fields) -> bool:
+    """Whether a cell of `fields` in `table` could not be read (EC00-02 other than an empty required cell)."""
+    t = carnet.tables[table]
+    sources = {t.source_column(f) for f in fields}
+    return any(code == "EC00-02" and v.table == table and v.column in sources and v.kind != "missing"
+               for code, v in carnet.problems)
+
+
+def _seances(carnet: Carnet) -> tuple:
+    """The readable séances `(number, iso_date, row, cell)` in the order of séances (date, then number, then row)."""
+    t = carnet.tables["seances"]
+    number = _ints(carnet, "seances", "seance")
+    days = t.df["date"].to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
+    if days is None:
+        return ()
+    row = _ints(carnet, "seances", "_row")
+    ok = np.flatnonzero((number != NA) & ~np.isnat(days))
+    order = ok[np.lexsort((row[ok], number[ok], days[ok].astype(np.int64)))]
+    iso = np.datetime_as_string(days[order], unit="D").tolist()
+    return tuple((n, d, r, t.cell("seance", r)) for n, d, r in zip(number[order].tolist(), iso, row[order].tolist()))
+
+
+def _placeable(carnet: Carnet, cover: dict) -> bool:
+    """Spec "Safety first": the cover and the séances can be read, casino and table are given."""
+    if carnet.unreadable or "carnet" not in carnet.tables or "seances" not in carnet.tables:
+        return False
+    if not str(cover.get("casino") or "").strip() or cover.get("table") is None:
+        return False
+    present = carnet.tables["seances"].present
+    return "seance" in present and "date" in present
+
+
+def _tickets_readable(carnet: Carnet) -> bool:
+    """The tickets table is there with its required columns, and none of the
+    cells that place a ticket is unreadable: an unreadable number could be
+    any ticket, so the carnet's first or last ticket of a value is unknown."""
+    if "tickets" not in carnet.tables:
+        return False
+    t = carnet.tables["tickets"]
+    if not {"seance", "coup", "valeur_cents", "premier"} <= t.present:
+        return False
+    return not _unreadable_rows(carnet, "tickets", ("seance", "coup", "valeur_cents", "premier", "dernier", "phase"))
+
+
+def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
+    """Per ticket value, its first and last ticket in the carnet's order of
+    detachment (séance, coup, phase avant before apres, row; within a run,
+    premier first and dernier last), with where each is. Runs the series
+    rules leave out (a value not in the profile, numbers outside 1 … max or
+    reversed: EC82-01/02) are left out here too."""
+    t = carnet.tables["tickets"]
+    v, p, s, c, r = (_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "seance", "coup", "_row"))
+    d = _ints(carnet, "tickets", "dernier")
+    d = np.where(d == NA, p, d)                       # an empty dernier is premier (carnet-format.md)
+    phase = t.df["phase"].to_numpy(dtype=object, na_value="") if "phase" in t.df.columns else np.full(len(v), "")
+    ph = np.where(phase == "apres", 1, 0)
+    ok = (np.isin(v, np.asarray(profile.ticket_values_cents, dtype=np.int64)) & (p != NA) & (p >= 1)
+          & (d <= int(profile.ticket_number_max)) & (p <= d) & (s != NA) & (c != NA))
+    at = np.flatnonzero(ok)
+    if len(at) == 0:
+        return ()
+    # By value, then the carnet's order of detachment: each value's first and last rows are its ends.
+    at = at[np.lexsort((r[at], ph[at], c[at], s[at], v[at]))]
+    vals = v[at]
+    first = at[np.r_[True, vals[1:] != vals[:-1]]]
+    last = at[np.r_[vals[1:] != vals[:-1], True]]
+    last_column = "dernier" if "dernier" in t.present else "premier"
+    out = []
+    for i, j in zip(first.tolist(), last.tolist()):
+        out.append((int(v[i]), int(p[i]), int(s[i]), int(c[i]), int(r[i]), t.cell("premier", int(r[i])),
+                    int(d[j]), int(s[j]), int(c[j]), int(r[j]), t.cell(last_column, int(r[j]))))
+    return tuple(out)
+
+
+def _books(carnet: Carnet, profile: Profile) -> tuple:
+    """The registered books `(valeur_cents, premier, dernier)`, distinct and sorted (unreadable rows left out)."""
+    if "carnets_tickets" not in carnet.tables:
+        return ()
+    v, p = _ints(carnet, "carnets_tickets", "valeur_cents"), _ints(carnet, "carnets_tickets", "premier")
+    ok = (v != NA) & (p != NA) & (p >= 1)
+    size = int(profile.book_size)
+    books = sorted({(a, b) for a, b in zip(v[ok].tolist(), p[ok].tolist())})
+    return tuple((a, b, b + size - 1) for a, b in books)
+
+
+def batch_facts(carnet: Carnet, carnet_id: str, path: str, profile: Profile | None = None) -> BatchCarnet:
+    """The carnet as the checks over a batch see it. A carnet that cannot be
+    placed (cover or séances unreadable, casino or table missing) gives
+    `placeable=False` and no other facts: the rules across carnets are then
+    not checked for its batch, and nothing of it may be trusted there."""
+    profile = profile or load_profile()
+    cover = carnet.cover if not carnet.unreadable else {"casino": None, "table": None, "date_debut": None}
+    casino, table = str(cover.get("casino") or ""), cover.get("table")
+    runs = ticket_runs(carnet) if not carnet.unreadable else []
+    seances = _seances(carnet) if _placeable(carnet, cover) else ()
+    if not seances:
+        return BatchCarnet(carnet_id, path, casino, table, runs, placeable=False, tickets_readable=False,
+                           date_debut=cover.get("date_debut"))
+    readable = _tickets_readable(carnet)
+    return BatchCarnet(
+        carnet_id, path, casino, int(table), runs, placeable=True, tickets_readable=readable,
+        date_debut=cover.get("date_debut"), seances=seances,
+        ticket_ends=_ticket_ends(carnet, profile) if readable else (),
+        books=_books(carnet, profile))
