@@ -623,7 +623,7 @@ def _generate_archive(args) -> int:
 def _archive_codes(paths: list[Path]) -> set[str]:
     """The codes of the rules across carnets that the written archive gives."""
     from auditor.catalogue import load_profile
-    from auditor.checks.archive import CODES
+    from auditor.checks.archive import archive_codes
     from auditor.derived.batch_facts import batch_facts
     from auditor.normalise import normalise
     from auditor.read import read_carnet
@@ -631,7 +631,7 @@ def _archive_codes(paths: list[Path]) -> set[str]:
 
     profile = load_profile()
     batch = [batch_facts(normalise(read_carnet(p)), str(i), p.name, profile) for i, p in enumerate(paths)]
-    return {code for code in CODES if any(True for _ in registered_batch()[code].func(batch, profile))}
+    return {code for code in archive_codes() if any(True for _ in registered_batch()[code].func(batch, profile))}
 
 
 def _check_breaches(out: Path, expected: set[str]) -> None:

@@ -68,12 +68,13 @@ class BatchCheckSpec:
     code: str
     func: CheckFn
     module: str
+    needs: tuple[str, ...] = ()     # the carnet tables whose facts it compares (tickets)
 
 
 BATCH_REGISTRY: dict[str, BatchCheckSpec] = {}
 
 
-def batch_check(code: str):
+def batch_check(code: str, needs: tuple[str, ...] = ()):
     """Register a function that takes a batch (a sequence of `BatchCarnet`) and
     the profile and yields Violations, located in the carnet where each one
     shows. A code may have a check per carnet as well (EC82-03: the same
@@ -85,7 +86,7 @@ def batch_check(code: str):
         if code in BATCH_REGISTRY:
             raise ValueError(f"{code} has two batch checks ({BATCH_REGISTRY[code].func.__qualname__}, "
                              f"{func.__qualname__})")
-        BATCH_REGISTRY[code] = BatchCheckSpec(code, func, func.__module__)
+        BATCH_REGISTRY[code] = BatchCheckSpec(code, func, func.__module__, tuple(needs))
         return func
 
     return register

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from auditor.catalogue import load_profile
-from auditor.checks.archive import CODES, archive_statuses
+from auditor.checks.archive import archive_codes, archive_statuses
 from auditor.derived.batch_facts import batch_facts
 from auditor.model import BatchCarnet
 from auditor.normalise import normalise
@@ -39,7 +39,7 @@ def build_batch(case: dict, folder: Path, container: str | None = None, names: d
     return batch
 
 
-def run_batch(batch: list[BatchCarnet], codes=CODES) -> list[dict]:
+def run_batch(batch: list[BatchCarnet], codes=archive_codes()) -> list[dict]:
     """The findings of the rules across carnets as plain dicts: code, the
     carnet where each shows, its séance, coup, row, expected, found, impact
     and the other carnet."""

@@ -22,8 +22,19 @@ from auditor.i18n import label
 from auditor.model import BatchCarnet, Day, Violation
 from auditor.registry import batch_check
 
-CODES = ("EC64-10", "EC64-11", "EC83-04", "EC561-04")
-TICKET_CODES = ("EC83-04", "EC561-04")
+
+
+def archive_codes(tickets_only: bool = False) -> tuple[str, ...]:
+    """The rules across the carnets of a table: this module's batch checks
+    (those comparing tickets, with `tickets_only`), in the catalogue's order."""
+    from auditor.catalogue import load_catalogue
+    from auditor.registry import registered_batch
+
+    mine = {c for c, spec in registered_batch().items() if spec.module == __name__
+            and (not tickets_only or "tickets" in spec.needs)}
+    return tuple(c for c in load_catalogue() if c in mine)
+
+
 _LAST_DAY = "9999-12-31"           # a missing date_debut orders after any date
 
 
@@ -230,7 +241,7 @@ def _ticket_place(c: BatchCarnet, e: tuple, which: str) -> dict:
     return _place(c, e[7], e[8], "tickets", e[9], e[10])
 
 
-@batch_check("EC561-04")
+@batch_check("EC561-04", needs=("tickets",))
 def ticket_numbers_go_on_between_carnets(batch: Sequence[BatchCarnet], profile: Profile) -> Iterator[Violation]:
     """A value's tickets go on upwards from one carnet of a table to the next.
 
@@ -305,7 +316,7 @@ class Detached:
         return out
 
 
-@batch_check("EC83-04")
+@batch_check("EC83-04", needs=("tickets",))
 def no_ticket_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Profile) -> Iterator[Violation]:
     """No ticket is missing between two consecutive carnets of one table.
 
@@ -358,6 +369,7 @@ def archive_statuses(batch: Sequence[BatchCarnet], profile: Profile,
     (naming it); a table's only carnet cannot be compared; a carnet whose
     tickets are unreadable leaves the ticket rules of its pairs unchecked
     (naming it, in its neighbours' statuses as in its own)."""
+    CODES, TICKET_CODES = archive_codes(), archive_codes(tickets_only=True)   # noqa: N806
     a = Archive.of(batch)
     per: dict[str, dict[str, str | None]] = {c.id: {code: None for code in CODES} for c in batch}
     tables: list[dict] = []
