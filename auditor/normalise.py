@@ -34,6 +34,11 @@ class SourceTable(Table):
     formulas: tuple[RawFormula, ...] = ()
 
 _INT_FULL = r"^[+-]?\d{1,15}$"
+# A spreadsheet's error values, as Excel (English and French), LibreOffice
+# (`Err:502`) and Gnumeric show them and their CSV exports hold them: an
+# unreadable cell, never empty, never 0 (format v1.2). The shape (`#`, capital
+# letters, `!` or `?`) takes the other languages' and future codes too.
+ERROR_VALUE = r"(?i)^(?:#N/A|#N/D|#NV|#DIV/0!|#[A-Z][A-Z0-9_.]*[!?]|#GETTING_DATA|Err:\d{3})$"
 # Digits are ASCII (RE2's \d), as in every numeric cell.
 _ISO_PARTS = r"^(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})$"
 _FR_PARTS = r"^(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})$"
@@ -57,6 +62,23 @@ def _trimmed(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
     arr = pc.utf8_trim_whitespace(arr)
     empty = pc.fill_null(pc.equal(arr, ""), True)
     return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
+
+
+def error_values(chunks: list[pa.StringArray]) -> np.ndarray | None:
+    """Which cells hold a spreadsheet error value (after trimming), or None
+    when none does. Every error value holds `#` or `Err:`: a column whose
+    bytes hold neither (the usual) is cleared with one pass over its buffer."""
+    found = []
+    for arr in chunks:
+        arr = string_array(arr)
+        _, data = string_buffers(arr)
+        if not len(data) or not ((data == 0x23).any() or b"Err:" in data.tobytes()):
+            found.append(np.zeros(len(arr), dtype=bool))
+            continue
+        hit = pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE)
+        found.append(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
+    mask = found[0] if len(found) == 1 else np.concatenate(found) if found else np.zeros(0, dtype=bool)
+    return mask if mask.any() else None
 
 
 def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -352,6 +374,10 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
             present.add(field)
             raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
             no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
+            # An error value is no value either: not empty (no default), <NA>.
+            errors = error_values(raw if isinstance(raw, list) else [raw])
+            if errors is not None:
+                no_value = errors if no_value is None else (no_value | errors)
             if kind in _PLAIN:
                 values, bad, empty = _parsed(kind, raw, no_value, default)
             else:
@@ -361,6 +387,9 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
             if no_value is not None:
                 for pos in no_value.nonzero()[0]:
                     bad_cells[(field, int(pos))] = "formula_no_value"
+            if errors is not None:
+                for pos in errors.nonzero()[0]:
+                    bad_cells[(field, int(pos))] = "error_value"
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,

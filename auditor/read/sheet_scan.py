@@ -34,12 +34,27 @@ class FormulaCell:
 
 
 @dataclass
+class ErrorCell:
+    """A cell holding a spreadsheet error value (`#REF!`, `Err:502`…).
+
+    calamine hands such a cell over as an empty one (or, for an .ods, as the
+    empty text LibreOffice stores beside it): the guard finds its text, which
+    the reader puts back in the grid, so the cell is unreadable, never empty."""
+
+    row: int            # 1-based, as the program shows it
+    col: int            # 0-based
+    text: str           # the error value as the program shows it
+
+
+@dataclass
 class SheetScan:
-    """What one pass over a sheet's XML found: its extent and its formula cells."""
+    """What one pass over a sheet's XML found: its extent (cells holding a
+    value or a formula, not cells only formatted), formulas and error cells."""
 
     max_row: int = 0                    # 1-based; 0 = no cell
     max_col: int = 0                    # 1-based; 0 = no cell
     formulas: list[FormulaCell] = field(default_factory=list)
+    errors: list[ErrorCell] = field(default_factory=list)
 
 
 _CELL_REF = re.compile(r"([A-Za-z]*)([0-9]+)")
@@ -82,8 +97,8 @@ def _scan_plain(body: bytes) -> SheetScan | None:
     arr = np.frombuffer(body, dtype=np.uint8)
     if b"<c" in body[-32:] or b"<f" in body[-32:]:
         return None   # an element cut by the end of the part: let the parser judge
-    if b"<f" in body:
-        return None   # formulas: the exact scan finds them and their saved values
+    if b"<f" in body or b't="e"' in body:
+        return None   # formulas, error cells: the exact scan finds them and their values
     body_arr = arr[:-32]
     cells = np.flatnonzero((body_arr == ord("<")) & (arr[1:-31] == ord("c")))
     cells = cells[np.isin(arr[cells + 2], _AFTER_NAME)]
@@ -115,7 +130,20 @@ def _scan_plain(body: bytes) -> SheetScan | None:
     if (row < 1).any():
         return None
     _check_duplicates(row, col)
-    return SheetScan(max_row=int(row.max()), max_col=int(col.max()))
+    # A cell only formatted (`<c r="XFD1048576" s="3"/>`, what Excel leaves
+    # at its "used range" end) holds nothing and calamine places nothing:
+    # it is no part of the table's size (format v1.2).
+    ends = np.flatnonzero(arr == ord(">"))
+    gt = ends[np.searchsorted(ends, cells)]
+    empty = arr[gt - 1] == ord("/")
+    after = gt[~empty]
+    if len(after):
+        close = np.stack([arr[np.minimum(after + 1 + i, len(arr) - 1)] for i in range(4)], axis=1)
+        empty[~empty] = (close == np.frombuffer(b"</c>", dtype=np.uint8)).all(axis=1)
+    held = ~empty
+    if not held.any():
+        return SheetScan()
+    return SheetScan(max_row=int(row[held].max()), max_col=int(col[held].max()))
 
 
 def _check_duplicates(row: np.ndarray, col: np.ndarray) -> None:
@@ -150,6 +178,7 @@ def _scan_exact(body: bytes) -> SheetScan:
     scan = SheetScan()
     rows: list[int] = []
     cols: list[int] = []
+    held: list[bool] = []   # the cell holds a value, an inline string or a formula
     row_index, col_index = 1, 1
     stack: list = []
     cell = None   # [row, col, has formula, value text or None, type]
@@ -179,6 +208,9 @@ def _scan_exact(body: bytes) -> SheetScan:
             elif name == "c" and cell is not None:
                 rows.append(cell[0])
                 cols.append(cell[1])
+                held.append(cell[2] or cell[3] is not None)
+                if cell[4] == "e" and cell[3]:
+                    scan.errors.append(ErrorCell(cell[0], cell[1] - 1, cell[3].strip()))
                 if cell[2]:
                     # openpyxl writes `<f>…</f><v/>` for a formula never computed;
                     # a cached empty text is `t="str"` with an empty `<v>`.
@@ -200,7 +232,9 @@ def _scan_exact(body: bytes) -> SheetScan:
     if rows:
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
-        scan.max_row, scan.max_col = int(r.max()), int(c.max())
-        if scan.max_col < 1 << 15 and scan.max_row < 10 ** 12:
+        if c.max() < 1 << 15 and r.max() < 10 ** 12:
             _check_duplicates(r, c)
+        h = np.asarray(held, dtype=bool)
+        if h.any():
+            scan.max_row, scan.max_col = int(r[h].max()), int(c[h].max())
     return scan

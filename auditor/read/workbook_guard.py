@@ -17,6 +17,7 @@ The names of the modules it was split into stay importable from here.
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 
@@ -76,7 +77,28 @@ def check_workbook(data: bytes, wanted, limits: Limits) -> WorkbookCheck:
             scans[sheet] = scan_sheet(body, limits)
         except Refused as exc:
             refused[sheet] = exc
+    if _full_calc_on_load(parts.get("xl/workbook.xml", b"")):
+        _not_computed(scans)
     return WorkbookCheck(sheet_members, scans, refused)
+
+
+# `<calcPr fullCalcOnLoad="1"/>`: the writer (xlsxwriter, so pandas'
+# `to_excel`; openpyxl) computed nothing and asks the opening program to: the
+# values it stored beside its formulas (`0`, or nothing) are not results.
+_FULL_CALC = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?calcPr\b[^>]*\bfullCalcOnLoad\s*=\s*[\"'](?:1|true)[\"']")
+
+
+def _full_calc_on_load(workbook_xml: bytes) -> bool:
+    return _FULL_CALC.search(workbook_xml) is not None
+
+
+def _not_computed(scans: dict[str, SheetScan]) -> None:
+    """Every formula of the workbook is not computed (format v1.2): its stored
+    value, an error value included, is not the cell's value."""
+    for scan in scans.values():
+        places = {(f.row, f.col) for f in scan.formulas}
+        scan.formulas = [FormulaCell(f.row, f.col, False) for f in scan.formulas]
+        scan.errors = [e for e in scan.errors if (e.row, e.col) not in places]
 
 
 def _check_shared_strings(root, info: zipfile.ZipInfo, limits: Limits) -> None:
