@@ -420,7 +420,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
 
 def _ambiguous(problems: list, table: str, column: str) -> bool:
     # Two source columns for one carnet column: already an EC00-01 naming both.
-    return any(code == "EC00-01" and v.kind == "ambiguous_column" and v.table == table and v.column == column
+    return any(code == "EC00-01" and v.kind in ("ambiguous_column", "ambiguous_mapping") and v.table == table and v.column == column
                for code, v in problems)
 
 

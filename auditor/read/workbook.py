@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import python_calamine
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
-from auditor.read.columns import ColumnMap, find_header, is_totals_label
+from auditor.read.columns import ColumnMap, ambiguity_problems, find_header, is_totals_label
 from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, Refused, check_workbook
@@ -262,11 +262,7 @@ def sheet_table(name: str, rows: list[list], formulas: list[FormulaCell] = (), m
     data_rows = set((positions + first_row).tolist())   # a formula in a totals row is not the carnet's
     cells = [RawFormula(by_index[f.col], f.row, f"{column_letter(f.col)}{f.row}", f.has_value)
              for f in formulas if f.row in data_rows and f.col in by_index]
-    for column, indexes in match.ambiguous.items():
-        names = [header[i] for i in indexes]
-        problems.append(ReadProblem("EC00-01", "ambiguous_column", table=name, row=h + 1, column=column, params={
-            "table": name, "column": column,
-            "sources": ", ".join(f"« {t} » ({column_letter(i)})" for t, i in zip(names, indexes))}))
+    problems.extend(ambiguity_problems(name, header, match, h + 1))
     source_columns = [SourceColumn(header[i], column_letter(i), by_index.get(i) if i in match.keep.values() else None,
                                    match.how.get(by_index.get(i), ""))
                       for i in sorted(set(match.keep.values()) | set(match.ignored)
