@@ -10,6 +10,7 @@ call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -34,9 +35,17 @@ class SourceTable(Table):
     formulas: tuple[RawFormula, ...] = ()
 
 _INT_FULL = r"^[+-]?\d{1,15}$"
+# A spreadsheet's error values, as Excel (English and French), LibreOffice
+# (`Err:502`) and Gnumeric show them and their CSV exports hold them: an
+# unreadable cell, never empty, never 0 (format v1.2). The shape (`#`, capital
+# letters, `!` or `?`) takes the other languages' and future codes too.
+ERROR_VALUE = r"(?i)^(?:#N/A|#N/D|#NV|#DIV/0!|#[A-Z][A-Z0-9_.]*[!?]|#GETTING_DATA|Err:\d{3})$"
 # Digits are ASCII (RE2's \d), as in every numeric cell.
 _ISO_PARTS = r"^(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})$"
 _FR_PARTS = r"^(?P<d>\d{1,2})/(?P<m>\d{1,2})/(?P<y>\d{4})$"
+_US_PARTS = r"^(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})$"
+# A text date with slashes, for telling its order: the two numbers before the year.
+_SLASH_PARTS = r"^\s*(?P<a>\d{1,2})/(?P<b>\d{1,2})/\d{4}\s*$"
 
 
 def text_cells(s: pd.Series) -> tuple[pa.Array, np.ndarray]:
@@ -57,6 +66,23 @@ def _trimmed(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
     arr = pc.utf8_trim_whitespace(arr)
     empty = pc.fill_null(pc.equal(arr, ""), True)
     return pc.if_else(empty, None, arr), empty.to_numpy(zero_copy_only=False)
+
+
+def error_values(chunks: list[pa.StringArray]) -> np.ndarray | None:
+    """Which cells hold a spreadsheet error value (after trimming), or None
+    when none does. Every error value holds `#` or `Err:`: a column whose
+    bytes hold neither (the usual) is cleared with one pass over its buffer."""
+    found = []
+    for arr in chunks:
+        arr = string_array(arr)
+        _, data = string_buffers(arr)
+        if not len(data) or not ((data == 0x23).any() or b"Err:" in data.tobytes()):
+            found.append(np.zeros(len(arr), dtype=bool))
+            continue
+        hit = pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE)
+        found.append(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
+    mask = found[0] if len(found) == 1 else np.concatenate(found) if found else np.zeros(0, dtype=bool)
+    return mask if mask.any() else None
 
 
 def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -98,11 +124,12 @@ def _as_amount(arr: pa.Array) -> tuple[pd.arrays.IntegerArray, np.ndarray]:
     return _int64(*cents_from_text(arr), arr)
 
 
-def _as_date(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def _as_date(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """`2026-03-02` or `2/3/2026`: a real calendar day (31/02 is bad, not
-    moved to March as strptime alone would), in Arrow kernels."""
+    moved to March as strptime alone would), in Arrow kernels. `month_first`:
+    the carnet writes its text dates `MM/DD/YYYY`."""
     iso = pc.extract_regex(arr, _ISO_PARTS)
-    fr = pc.extract_regex(arr, _FR_PARTS)
+    fr = pc.extract_regex(arr, _US_PARTS if month_first else _FR_PARTS)
     # A struct's fields are "" where the struct is null (no match): masked first.
     iso_ok, fr_ok = pc.is_valid(iso), pc.is_valid(fr)
     parts = {k: pc.cast(pc.coalesce(pc.if_else(iso_ok, iso.field(k), None), pc.if_else(fr_ok, fr.field(k), None)),
@@ -168,6 +195,10 @@ def normalise(raw: RawCarnet) -> Carnet:
                                                   kind=p.kind, params=dict(p.params))))
     if raw.unreadable:
         return carnet
+    order = date_order(raw)
+    if order.month_first and carnet.reading is not None:
+        carnet.reading["dates"] = {"order": "month_first", "proof": order.proof,
+                                   "left_out": order.minority}
     for name, schema in ecarte_schemas.MODELS.items():
         rt = raw.tables.get(name)
         if rt is None:
@@ -175,7 +206,7 @@ def normalise(raw: RawCarnet) -> Carnet:
                 carnet.problems.append(("EC00-01", Violation(table=name, kind="missing_table",
                                                              params={"table": name})))
             continue
-        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems)
+        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems, order)
     cover = carnet.tables.get("carnet")
     if cover is not None and len(cover.df) != 1:
         # One finding per row past the first, so each unused row is accounted for.
@@ -186,11 +217,69 @@ def normalise(raw: RawCarnet) -> Carnet:
     return carnet
 
 
+@dataclass
+class DateOrder:
+    """How a carnet writes its text dates `a/b/YYYY` (format v1.2): day-first
+    unless a cell proves month-first (its second number above 12). When cells
+    prove both orders, the larger side is the carnet's order and the proving
+    cells of the smaller one are unreadable (a tie keeps day-first)."""
+
+    month_first: bool = False
+    proof: str = ""          # a cell that proves the order read, `seances.date: 02/13/2026`
+    minority: int = 0        # cells proving the other order, each an EC00-02
+
+
+def _slash_orders(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Which cells can only be day-first (first number above 12) and which
+    only month-first (second number above 12)."""
+    parts = pc.extract_regex(arr, _SLASH_PARTS)
+    ok = pc.is_valid(parts)
+    a = pc.cast(pc.if_else(ok, parts.field("a"), None), pa.int64())
+    b = pc.cast(pc.if_else(ok, parts.field("b"), None), pa.int64())
+    day = pc.fill_null(pc.and_(pc.greater(a, 12), pc.less_equal(b, 12)), False).to_numpy(zero_copy_only=False)
+    month = pc.fill_null(pc.and_(pc.greater(b, 12), pc.less_equal(a, 12)), False).to_numpy(zero_copy_only=False)
+    return day, month
+
+
+def _date_columns(raw: RawCarnet):
+    """(table, source column, text) of every date column the carnet has."""
+    for name, schema in ecarte_schemas.MODELS.items():
+        rt = raw.tables.get(name)
+        if rt is None:
+            continue
+        for field, column in schema.columns.items():
+            meta = column.metadata or {}
+            source = meta.get("source") or field
+            if meta["kind"] == "date" and source in rt.columns:
+                yield name, source, rt.text(source)
+
+
+def date_order(raw: RawCarnet) -> DateOrder:
+    """The carnet's order of text dates, from every date cell of every table.
+    A cell is looked at only when its column holds a `/` at all."""
+    day_n = month_n = 0
+    day_proof = month_proof = ""
+    for table, source, arr in _date_columns(raw):
+        _, data = string_buffers(arr)
+        if not (data == 0x2F).any():
+            continue
+        day, month = _slash_orders(arr)
+        if day.any() and not day_proof:
+            day_proof = f"{table}.{source}: {arr[int(day.argmax())].as_py().strip()}"
+        if month.any() and not month_proof:
+            month_proof = f"{table}.{source}: {arr[int(month.argmax())].as_py().strip()}"
+        day_n += int(day.sum())
+        month_n += int(month.sum())
+    if month_n and month_n > day_n:
+        return DateOrder(True, month_proof, day_n)
+    return DateOrder(False, day_proof, month_n)
+
+
 def _table_problem(raw: RawCarnet, name: str) -> bool:
     return any(p.table == name for p in raw.problems)
 
 
-def plain_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def plain_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Days written exactly `DD/MM/YYYY` or `YYYY-MM-DD` (ASCII digits, no
     space) that are real calendar days of year 1 or later, as int64
     microseconds since the epoch (0 elsewhere), and which cells they are."""
@@ -215,8 +304,9 @@ def plain_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         for c in cols:
             out = out * 10 + b[:, c]
         return out
-    d = np.where(fr, number(0, 1), number(8, 9))
-    m = np.where(fr, number(3, 4), number(5, 6))
+    first, second = (number(3, 4), number(0, 1)) if month_first else (number(0, 1), number(3, 4))
+    d = np.where(fr, first, number(8, 9))
+    m = np.where(fr, second, number(5, 6))
     y = np.where(fr, number(6, 7, 8, 9), number(0, 1, 2, 3))
     good = (fr | iso) & (y >= 1) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
     month = np.where(good, (y - 1970) * 12 + m - 1, 0).astype("datetime64[M]")
@@ -240,8 +330,8 @@ def _full_of(values: pa.Array, ok: pa.Array, arr: pa.Array) -> tuple[np.ndarray,
             pc.and_(pc.is_valid(arr), pc.invert(ok)).to_numpy(zero_copy_only=False))
 
 
-def _full_dates(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    values, bad = _as_date(arr)
+def _full_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, bad = _as_date(arr, month_first)
     known = ~np.isnat(values)
     return np.where(known, values.view(np.int64), 0), known, bad
 
@@ -289,7 +379,8 @@ def parsed_in_full(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
 
 
 def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.ndarray | None,
-            default: str | None) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
+            default: str | None, month_first: bool = False
+            ) -> tuple[pd.arrays.IntegerArray | np.ndarray, np.ndarray, np.ndarray]:
     """A numeric or date source column → (values, bad mask, empty mask), as
     trimming every cell, null for the empty ones, then the column parser
     would give them: only the cells the plain reading leaves (empty, spaced,
@@ -299,7 +390,10 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     chunks of one column."""
     chunks = raw if isinstance(raw, list) else [raw]
     n = sum(len(c) for c in chunks)
-    values, known = _joined(_PLAIN[kind](c) for c in chunks)
+    plain, full = _PLAIN[kind], _FULL[kind]
+    if month_first:
+        plain, full = partial(plain_dates, month_first=True), partial(_full_dates, month_first=True)
+    values, known = _joined(plain(c) for c in chunks)
     bad = np.zeros(n, dtype=bool)
     empty = np.zeros(n, dtype=bool)
     rest = ~known
@@ -312,11 +406,11 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
             cells = pc.take(chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, pa.string()), pa.array(idx))
             arr, hard_empty = _trimmed(string_array(cells))
             empty[idx] = hard_empty
-            values[idx], known[idx], bad[idx] = _FULL[kind](arr)
+            values[idx], known[idx], bad[idx] = full(arr)
     if no_value is not None:
         empty &= ~no_value
     if default is not None and empty.any():
-        v, k, b = _FULL[kind](pa.array([default], type=pa.string()))
+        v, k, b = full(pa.array([default], type=pa.string()))
         values[empty], known[empty], bad[empty] = v[0], k[0], b[0]
     if no_value is not None:
         known &= ~no_value
@@ -327,7 +421,7 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     return pd.arrays.IntegerArray(values, ~known), bad, empty
 
 
-def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
+def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None) -> Table:
     n = rt.num_rows
     columns = set(rt.columns)
     rows = rt.row_numbers()
@@ -351,16 +445,30 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
         if source in columns:
             present.add(field)
             raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
-            no_value = np.isin(rows, list(unsaved[source])) if source in unsaved else None
+            formula = np.isin(rows, list(unsaved[source])) if source in unsaved else None
+            # An error value is no value either: not empty (no default), <NA>.
+            errors = error_values(raw if isinstance(raw, list) else [raw])
+            month_first = kind == "date" and order is not None and order.month_first
+            wrong_order = None
+            if kind == "date" and order is not None and order.minority:
+                # Cells that can only be read in the carnet's other order: unreadable.
+                day, month = _slash_orders(rt.text(source))
+                other = day if order.month_first else month
+                wrong_order = other if other.any() else None
+            no_value = None
+            for mask in (formula, errors, wrong_order):
+                if mask is not None:
+                    no_value = mask if no_value is None else (no_value | mask)
             if kind in _PLAIN:
-                values, bad, empty = _parsed(kind, raw, no_value, default)
+                values, bad, empty = _parsed(kind, raw, no_value, default, month_first)
             else:
                 values, bad, empty = parsed_in_full(kind, raw, no_value, default)
-            for pos in bad.nonzero()[0]:
-                bad_cells[(field, int(pos))] = "unparseable"
-            if no_value is not None:
-                for pos in no_value.nonzero()[0]:
-                    bad_cells[(field, int(pos))] = "formula_no_value"
+            # The most telling reason wins for a cell: formula, error value, order.
+            for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
+                              (wrong_order, "date_order")):
+                if mask is not None:
+                    for pos in mask.nonzero()[0]:
+                        bad_cells[(field, int(pos))] = why
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
@@ -391,7 +499,7 @@ def _normalise_table(rt: RawTable, schema, problems: list) -> Table:
 
 def _ambiguous(problems: list, table: str, column: str) -> bool:
     # Two source columns for one carnet column: already an EC00-01 naming both.
-    return any(code == "EC00-01" and v.kind == "ambiguous_column" and v.table == table and v.column == column
+    return any(code == "EC00-01" and v.kind in ("ambiguous_column", "ambiguous_mapping") and v.table == table and v.column == column
                for code, v in problems)
 
 

@@ -18,11 +18,16 @@ TABLES = ("carnet", "seances", "coups", "mises", "tickets", "fiches", "carnets_t
 
 # Tokens that steer random text towards the reader's edge cases.
 CSV_TOKENS = [";", ",", '"', "\n", "\r\n", "\r", " ", "\u00a0", "€", "1", "12,50", "1.250", "-0", "a", "b",
-              "simple", "chouette", "2026-03-02", "02/03/2026", "=1+1", "<script>", "\x00", "\ufeff", "é"]
+              "simple", "chouette", "2026-03-02", "02/03/2026", "=1+1", "<script>", "\x00", "\ufeff", "é",
+              # error values and month-first dates (issue 29)
+              "#N/A", "#REF!", "Err:502", "#VALEUR!", "02/13/2026", "13/02/2026"]
 XML_TOKENS = [b'<c r="XFD1048576"><v>1</v></c>', b'<c r="A1"><v>1</v></c>', b'<c><v>2</v></c>',
               b'<row r="2000000">', b'<row>', b"</row>", b"<f>1+1</f>", b"<v/>", b'<c r="A99999999999">',
               b"<!DOCTYPE x [<!ENTITY a 'b'>]>", b"&a;", b"<x:c r='B2'>", b'uniqueCount="999999999"',
-              b"\x00", b"\xff", b'<c r="a1">', b"<is><t>x</t></is>", b'<c r="ZZZ1">']
+              b"\x00", b"\xff", b'<c r="a1">', b"<is><t>x</t></is>", b'<c r="ZZZ1">',
+              # error cells, far formatted cells, fullCalcOnLoad (issue 29)
+              b'<c r="B2" t="e"><v>#REF!</v></c>', b'<c r="C2" t="e"><f>1/0</f><v>#DIV/0!</v></c>',
+              b'<c r="XFD1048576" s="1"/>', b'<c r="XFD1" s="1"></c>', b't="e"', b'<calcPr fullCalcOnLoad="1"/>']
 
 
 @lru_cache(maxsize=1)
@@ -130,7 +135,8 @@ def base_rows() -> dict[str, tuple[list[str], list[list[str]]]]:
 
 
 CELL_TOKENS = ["", " ", "x", "douze", "12,555", "1.250", "-1", "0", "99999999999999999", "31/02/2026", "02.03.2026",
-               "46083", "zz", "A", "APRES", "chouette", "1e3", "NaN", "∞", "١٢", "=1+1", "\x00"]
+               "46083", "zz", "A", "APRES", "chouette", "1e3", "NaN", "∞", "١٢", "=1+1", "\x00",
+               "#N/A", " #REF! ", "#VALUE!", "#DIV/0!", "Err:502", "#NOM?", "02/13/2026", "13/02/2026", "12/31/2026"]
 
 
 @st.composite

@@ -248,7 +248,7 @@ def test_plan_ids_are_unique_case_insensitively(tmp_path):
 
 @pytest.mark.parametrize("path", sorted(SAMPLES.rglob("*.xlsx")), ids=lambda p: p.name)
 def test_fast_and_exact_sheet_scans_agree(path):
-    from auditor.read.workbook_guard import _scan_exact, _scan_plain
+    from auditor.read.sheet_scan import _scan_exact, _scan_plain
 
     try:
         z = zipfile.ZipFile(path)

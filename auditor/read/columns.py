@@ -39,6 +39,15 @@ def fold(text: object) -> str:
     return "_".join(words)
 
 
+def fold_source(text: object) -> str:
+    """A mapping's source name as written, folded for case, accents and
+    spaces only (format v1.2): `Du`, `Au` and `N°` stay what they are, where
+    `fold` would drop a little word or a sign."""
+    s = unicodedata.normalize("NFKD", str(text).replace("\u00a0", " ").replace("\u202f", " ").lower())
+    s = "".join(ch for ch in s if not unicodedata.combining(ch))
+    return " ".join(s.split())
+
+
 # Built-in French variants, per table: what casino systems and clerks write.
 # Written as people write them; folded once when first used.
 _COMMON = {
@@ -160,10 +169,10 @@ class ColumnMap:
     tables: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]   # table → ((source, column), …)
 
     def for_table(self, table: str) -> dict[str, str]:
-        """folded source name → carnet column."""
+        """source name (folded for case, accents and spaces) → carnet column."""
         for name, pairs in self.tables:
             if name == table:
-                return {fold(src): col for src, col in pairs}
+                return {fold_source(src): col for src, col in pairs}
         return {}
 
     def as_json(self) -> dict:
@@ -197,7 +206,7 @@ def load_columns_file(path: Path) -> ColumnMap:
             if not isinstance(column, str) or column not in spec.columns:
                 raise ColumnsFileError(Message("columns.not_a_column", path=path, table=table, source=source,
                                                column=column, columns=", ".join(spec.columns)))
-            key = fold(source)
+            key = fold_source(source)
             if not key:
                 raise ColumnsFileError(Message("columns.empty_source", path=path, table=table, source=source))
             if key in seen and seen[key] != column:
@@ -223,6 +232,7 @@ class HeaderMatch:
     keep: dict[str, int] = field(default_factory=dict)            # carnet column → source index
     how: dict[str, str] = field(default_factory=dict)             # carnet column → name/variant/mapping
     ambiguous: dict[str, list[int]] = field(default_factory=dict)  # carnet column → source indexes
+    ambiguous_how: dict[str, list[str]] = field(default_factory=dict)  # … and how each reached it
     ignored: list[int] = field(default_factory=list)              # named source columns not used
     extra: dict[str, int] = field(default_factory=dict)           # those, by canonical name (kept as text)
     required_found: int = 0
@@ -253,8 +263,8 @@ def match_header(table: str, header: list, mapping: ColumnMap | None = None) -> 
         if not text.strip():
             continue
         key = fold(text)
-        if key in mapped:
-            column, how = mapped[key], "mapping"
+        if fold_source(text) in mapped:
+            column, how = mapped[fold_source(text)], "mapping"
         elif key in spec.names:
             column = spec.names[key]
             how = "name" if key == fold(column) else "variant"
@@ -265,6 +275,7 @@ def match_header(table: str, header: list, mapping: ColumnMap | None = None) -> 
     for column, found in hits.items():
         if len(found) > 1:
             out.ambiguous[column] = [i for i, _ in found]
+            out.ambiguous_how[column] = [how for _, how in found]
         else:
             out.keep[column] = found[0][0]
             out.how[column] = found[0][1]
@@ -309,3 +320,22 @@ def is_totals_label(text: object) -> bool:
     """`Total`, `TOTAUX :`, `Sous-total séance 2`: a totals row's first cell."""
     key = fold(text)
     return any(key == word or key.startswith(word + "_") for word in _TOTALS)
+
+
+AMBIGUOUS_KINDS = ("ambiguous_column", "ambiguous_mapping")
+
+
+def ambiguity_problems(table: str, header: list, match: HeaderMatch, row: int) -> list:
+    """One EC00-01 per carnet column two source columns reach, naming both
+    and where the conflict comes from: the header's names alone (a
+    `--columns` file can say which), or the `--columns` file itself (which
+    then is what to correct)."""
+    from auditor.read.raw import ReadProblem, column_letter
+
+    out = []
+    for column, indexes in match.ambiguous.items():
+        kind = "ambiguous_mapping" if "mapping" in match.ambiguous_how.get(column, ()) else "ambiguous_column"
+        out.append(ReadProblem("EC00-01", kind, table=table, row=row, column=column, params={
+            "table": table, "column": column,
+            "sources": ", ".join(f"« {header[i]} » ({column_letter(i)})" for i in indexes)}))
+    return out

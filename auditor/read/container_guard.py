@@ -28,6 +28,7 @@ import struct
 from dataclasses import dataclass, field
 
 from auditor.limits import Limits
+from auditor.read.sheet_scan import ErrorCell
 from auditor.read.workbook_guard import (FormulaCell, Refused, SheetScan, check_extent, inflate, open_zip,
                                          read_part)
 
@@ -37,6 +38,9 @@ class ContainerCheck:
     """What the guard found in an .ods, .xls or .xlsb workbook before calamine opens it."""
 
     scans: dict[str, SheetScan] = field(default_factory=dict)   # sheet name → scan (every sheet)
+    # The .ods's content.xml without its layout whitespace, when it had some
+    # (calamine refuses it otherwise): what calamine is given instead.
+    content: bytes | None = None
 
 
 # -- .ods ----------------------------------------------------------------------------
@@ -69,7 +73,9 @@ def check_ods(data: bytes, limits: Limits) -> ContainerCheck:
             content = read_part(data, info, limits, budget)
         else:
             read_part(data, info, limits, budget, keep=False)
-    return ContainerCheck(scan_ods_content(content, limits))
+    from auditor.read.ods_layout import without_layout_whitespace
+
+    return ContainerCheck(scan_ods_content(content, limits), without_layout_whitespace(content))
 
 
 _TABLE_START = re.compile(rb"<table:table(?=[\s>/])([^>]*?)(/?)>")
@@ -151,8 +157,26 @@ def _ods_row_cells(content: bytes, row: int, scan: SheetScan) -> int:
                 saved = _ODS_VALUE.search(attrs) is not None
                 for c in range(col, min(width, col + 256) + 1):
                     scan.formulas.append(FormulaCell(row, c - 1, saved))
+            if _ODS_ERROR in attrs and not closed:
+                # LibreOffice stores an error result as an empty string value
+                # (what calamine reads) and shows its text in the paragraph.
+                text = _ods_cell_text(content, m.end())
+                for c in range(col, min(width, col + 256) + 1):
+                    scan.errors.append(ErrorCell(row, c - 1, text))
         col += repeats
     return width
+
+
+_ODS_ERROR = b'calcext:value-type="error"'
+_TAG = re.compile(rb"<[^>]*>")
+
+
+def _ods_cell_text(content: bytes, start: int) -> str:
+    """The shown text of the cell whose start tag ends at `start`."""
+    end = content.find(b"</table:table-cell>", start)
+    inner = content[start:end if end != -1 else len(content)][:1000]
+    text = html.unescape(_TAG.sub(b"", inner).decode("utf-8", "replace")).strip()
+    return text or "#ERREUR!"
 
 
 def _finish(scans: dict, name: str, scan: SheetScan, limits: Limits) -> None:
@@ -164,6 +188,16 @@ def _finish(scans: dict, name: str, scan: SheetScan, limits: Limits) -> None:
 
 
 # -- .xls (BIFF in an OLE compound file) --------------------------------------------------
+
+# The error codes of BIFF and of .xlsb cells, as Excel shows them.
+_ERROR_CODES = {0x00: "#NULL!", 0x07: "#DIV/0!", 0x0F: "#VALUE!", 0x17: "#REF!", 0x1D: "#NAME?",
+                0x24: "#NUM!", 0x2A: "#N/A", 0x2B: "#GETTING_DATA"}
+
+
+def error_text(code: int) -> str:
+    """An error code's text; an unknown code still reads as an error value."""
+    return _ERROR_CODES.get(code, f"#ERROR{code}!")
+
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Records whose first two fields are the cell's row and column (BIFF8).
@@ -275,6 +309,11 @@ def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
                 max_col = c + 1
             if typ == 0x0006:
                 scan.formulas.append(FormulaCell(r + 1, c, True))   # a BIFF formula always carries its result
+                # Its result is an error when the value's last two bytes are 0xFFFF and its first is 2.
+                if size >= 14 and stream[at + 12:at + 14] == b"\xff\xff" and stream[at + 6] == 2:
+                    scan.errors.append(ErrorCell(r + 1, c, error_text(stream[at + 8])))
+            elif typ == 0x0205 and size >= 8 and stream[at + 7] == 1:   # BOOLERR holding an error
+                scan.errors.append(ErrorCell(r + 1, c, error_text(stream[at + 6])))
         elif typ in _XLS_MULTI:
             if size < 6:
                 continue
@@ -384,6 +423,8 @@ def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
                     raise Refused("too_many_columns", columns=col + 1, limit=limits.max_columns)
             if typ in _XLSB_FORMULAS:
                 scan.formulas.append(FormulaCell(row + 1, col, True))
+            if typ in (0x0003, 0x000B) and size >= 9:   # BrtCellError, BrtFmlaError
+                scan.errors.append(ErrorCell(row + 1, col, error_text(body[at + 8])))
         elif typ == _XLSB_DIM and size >= 16:
             r1, r2, c1, c2 = unpack("<IIII", body, at)
             _check_declared(max(r2 - r1, 0) + 1, max(c2 - c1, 0) + 1, limits)

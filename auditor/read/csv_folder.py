@@ -21,7 +21,8 @@ import pyarrow.csv as pacsv
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 import dataclasses
 
-from auditor.read.columns import ColumnMap, HEADER_SEARCH_ROWS, find_header, is_totals_label, match_header
+from auditor.read.columns import (ColumnMap, HEADER_SEARCH_ROWS, ambiguity_problems, find_header, is_totals_label,
+                                  match_header)
 from auditor.read.raw import (file_digest, RawCarnet, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, frame_from_rows, sha256_of_digests)
 
@@ -233,10 +234,7 @@ def _header_keep(table: str, header: list, mapping, problems: list) -> tuple[dic
     """The carnet columns of a header record (row 1 of the text parsed) and the notes on them."""
     match = match_header(table, [("" if v is None else str(v)) for v in header], mapping)
     by_index = {i: c for c, i in match.keep.items()}
-    for column, indexes in match.ambiguous.items():
-        problems.append(ReadProblem("EC00-01", "ambiguous_column", table=table, row=1, column=column, params={
-            "table": table, "column": column,
-            "sources": ", ".join(f"« {header[i]} » ({column_letter(i)})" for i in indexes)}))
+    problems.extend(ambiguity_problems(table, header, match, 1))
     named = sorted(set(match.keep.values()) | set(match.ignored) | {i for ix in match.ambiguous.values() for i in ix})
     notes = [SourceColumn(str(header[i]), column_letter(i), by_index.get(i), match.how.get(by_index.get(i), ""))
              for i in named]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from auditor.read.columns import AMBIGUOUS_KINDS
 from auditor.read.raw import RawCarnet
 
 # The words come from the command line's label files, [columns] `word_…`
@@ -61,7 +62,7 @@ def explain_reading(raw: RawCarnet, shown: str, lang: str = "fr") -> str:
     if raw.unreadable:
         lines.append(f"  {w['unreadable']}")
         return "\n".join(lines)
-    ambiguous = {(p.table, p.column) for p in raw.problems if p.kind == "ambiguous_column"}
+    ambiguous = {(p.table, p.column) for p in raw.problems if p.kind in AMBIGUOUS_KINDS}
     for t in notes["tables"]:
         spec = table_columns(t["table"])
         lines.append(f"  {t['table']} ← « {t['sheet']} », {w['header']} {t['header_row']}, "
@@ -84,7 +85,7 @@ def explain_reading(raw: RawCarnet, shown: str, lang: str = "fr") -> str:
         if t["totals_rows"]:
             lines.append(f"    {w['totals']}{w['colon']}{', '.join(map(str, t['totals_rows']))}")
     for p in raw.problems:
-        if p.table is not None and p.kind != "ambiguous_column" and p.code == "EC00-01":
+        if p.table is not None and p.kind not in AMBIGUOUS_KINDS and p.code == "EC00-01":
             lines.append(f"  {p.table}{w['colon']}{w['problem']}{w['colon']}{_problem_text(p, lang)}")
     return "\n".join(lines)
 

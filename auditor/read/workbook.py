@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import python_calamine
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
-from auditor.read.columns import ColumnMap, find_header, is_totals_label
+from auditor.read.columns import ColumnMap, ambiguity_problems, find_header, is_totals_label
 from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, Refused, check_workbook
@@ -109,7 +109,7 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
         return tables is None or canonical_name(sheet_name) in tables
 
     try:
-        scans, refused_sheets = _guard(fmt, data, wanted, limits)
+        scans, refused_sheets, data = _guard(fmt, data, wanted, limits)
     except Refused as exc:
         carnet.unreadable = True
         carnet.problems.append(ReadProblem("EC00-01", exc.kind, params=_limit_params(exc.params)))
@@ -145,6 +145,7 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             carnet.problems.append(ReadProblem("EC00-01", "unreadable_table", table=table,
                                                params={"table": table, "reason": _reason(exc)}))
             continue
+        rows = with_errors(rows, scan.errors)
         carnet.tables[table] = sheet_table(table, rows, scan.formulas, columns, carnet.problems, sheet_name)
     return carnet
 
@@ -168,16 +169,38 @@ def sheet_values(path: Path, tables) -> list[tuple[str, list[list]]]:
         return []
 
 
+def with_errors(rows: list[list], errors) -> list[list]:
+    """The grid with each error cell's text put back where calamine left it
+    empty (an error value is unreadable, never empty: format v1.2). The
+    guard placed every error cell within the sheet's checked extent."""
+    if not errors:
+        return rows
+    rows = list(rows)
+    for e in errors:
+        while len(rows) < e.row:
+            rows.append([])
+        row = rows[e.row - 1] = list(rows[e.row - 1])
+        if len(row) <= e.col:
+            row.extend([""] * (e.col + 1 - len(row)))
+        row[e.col] = e.text
+    width = max(len(r) for r in rows)   # calamine's grid is rectangular: so stays this one
+    return [r if len(r) == width else list(r) + [""] * (width - len(r)) for r in rows]
+
+
 def _guard(fmt: str, data: bytes, wanted, limits: Limits):
-    """(sheet name → scan, sheet name → Refused) from the container's guard."""
+    """(sheet name → scan, sheet name → Refused, the bytes calamine is to read) from the container's guard."""
     if fmt == "xlsx":
         check = check_workbook(data, wanted, limits)
-        return check.scans, check.refused_sheets
+        return check.scans, check.refused_sheets, data
     from auditor.read import container_guard
 
     check = {"ods": container_guard.check_ods, "xls": container_guard.check_xls,
              "xlsb": container_guard.check_xlsb}[fmt](data, limits)
-    return check.scans, {}
+    if getattr(check, "content", None) is not None:
+        from auditor.read.ods_layout import with_content
+
+        data = with_content(data, check.content)   # the same cells, without the whitespace calamine refuses
+    return check.scans, {}, data
 
 
 def _limit_params(params: dict) -> dict:
@@ -239,11 +262,7 @@ def sheet_table(name: str, rows: list[list], formulas: list[FormulaCell] = (), m
     data_rows = set((positions + first_row).tolist())   # a formula in a totals row is not the carnet's
     cells = [RawFormula(by_index[f.col], f.row, f"{column_letter(f.col)}{f.row}", f.has_value)
              for f in formulas if f.row in data_rows and f.col in by_index]
-    for column, indexes in match.ambiguous.items():
-        names = [header[i] for i in indexes]
-        problems.append(ReadProblem("EC00-01", "ambiguous_column", table=name, row=h + 1, column=column, params={
-            "table": name, "column": column,
-            "sources": ", ".join(f"« {t} » ({column_letter(i)})" for t, i in zip(names, indexes))}))
+    problems.extend(ambiguity_problems(name, header, match, h + 1))
     source_columns = [SourceColumn(header[i], column_letter(i), by_index.get(i) if i in match.keep.values() else None,
                                    match.how.get(by_index.get(i), ""))
                       for i in sorted(set(match.keep.values()) | set(match.ignored)

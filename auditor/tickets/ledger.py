@@ -245,7 +245,10 @@ class TicketLedger(TicketBooks):
         could fill: any hole of its value when a number is unreadable, any
         hole meeting its numbers in every value when its value is unreadable."""
         out = np.zeros(len(s), dtype=bool)
-        if not self.blind.any() or len(s) == 0:
+        if len(s) == 0:
+            return out
+        out |= self._behind_reversed(s, e)
+        if not self.blind.any():
             return out
         r = self.rows
         v, p, d = r["valeur_cents"][self.blind], r["premier"][self.blind], r["dernier"][self.blind]
@@ -261,6 +264,23 @@ class TicketLedger(TicketBooks):
             n_s, n_e = self.number(s), self.number(e)
             out |= ((n_s[:, None] <= hi[None, :]) & (n_e[:, None] >= lo[None, :])).any(axis=1)
         return out
+
+
+    def _behind_reversed(self, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+        """Holes that meet the numbers between the two ends of a reversed run
+        of their value (`dernier < premier`): which tickets it stands for is
+        unknown, so they are not counted missing (rules.md v1.2)."""
+        r = self.rows
+        p, d, v = r["premier"], r["dernier"], r["valeur_cents"]
+        rev = (p != NA_INT) & (d != NA_INT) & (d < p) & np.isin(v, self.values)
+        if not rev.any():
+            return np.zeros(len(s), dtype=bool)
+        lo, hi, value = d[rev], p[rev], v[rev]
+        if len(lo) * len(s) > 10_000_000:
+            return np.ones(len(s), dtype=bool)   # too many to pair: none of the holes can be told for sure
+        n_s, n_e, hole_value = self.number(s), self.number(e), self.valeur(s)
+        return ((hole_value[:, None] == value[None, :]) & (n_s[:, None] <= hi[None, :])
+                & (n_e[:, None] >= lo[None, :])).any(axis=1)
 
 
 @per_carnet

@@ -11,6 +11,7 @@ variant (kind) that must appear among its findings.
 from __future__ import annotations
 
 import io
+import re
 import random
 import shutil
 import struct
@@ -199,7 +200,13 @@ def _formula_workbook(path: Path) -> None:
     for r, value in saved.items():
         xml = xml.replace(f'<c r="{letter}{r}"><f>{value}*1</f><v /></c>',
                           f'<c r="{letter}{r}"><f>{value}*1</f><v>{value}</v></c>')
-    path.write_bytes(rezip(data, replace={member: xml.encode()}))
+    # Excel, having computed them, does not ask for a recalculation on opening
+    # as openpyxl does (`fullCalcOnLoad`): without that, the stakes stay
+    # formulas without a value and the totals are computed ones (format v1.2).
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        book = z.read("xl/workbook.xml").decode()
+    book = re.sub(r'\sfullCalcOnLoad="[^"]*"', "", book)
+    path.write_bytes(rezip(data, replace={member: xml.encode(), "xl/workbook.xml": book.encode()}))
 
 
 if __name__ == "__main__":

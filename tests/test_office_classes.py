@@ -1,0 +1,295 @@
+"""Real office files, part two (issue 29): systematic classes, not hand-picked cases.
+
+- every spreadsheet error value in every typed column (CSV), and one in every
+  typed column of a carnet saved by LibreOffice and Gnumeric (.ods, .xls,
+  .xlsx): an EC00-02 quoting it, and every rule sees the cell exactly as any
+  other unreadable cell (never empty, never 0);
+- a far formatted cell in every table of a workbook: no part of its size;
+- every French little word as a whole header, as a mapping source;
+- a sample carnet through every real writer here (LibreOffice, Gnumeric,
+  pandas with xlsxwriter and openpyxl): the original's findings, or a loud
+  EC00-02 (xlsxwriter's formulas, never computed);
+- month-first text dates (an office program's CSV export in an English locale).
+
+The workbooks of tests/fixtures/office2/ were made by that software
+(make_office2.py); CI does not need it.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from openpyxl.styles import Font
+
+import ecarte_schemas
+from auditor.audit import audit
+from auditor.catalogue import load_profile
+from auditor.normalise import ERROR_VALUE, normalise
+from auditor.read import load_columns_file, read_carnet
+from auditor.read.columns import _LITTLE, fold_source, match_header
+
+ROOT = Path(__file__).resolve().parents[1]
+OFFICE = Path(__file__).parent / "fixtures" / "office2"
+CSV_CARNET = ROOT / "sample_carnets" / "compliant" / "forges-table5"
+XLSX_CARNET = ROOT / "sample_carnets" / "compliant" / "forges-table3.xlsx"
+ERRORS = ["#N/A", "#REF!", "#VALUE!", "#DIV/0!", "#NAME?", "#NUM!", "#NULL!", "#SPILL!", "#CALC!", "Err:502",
+          "#VALEUR!", "#NOM?"]
+
+
+def run(path: Path, columns=None):
+    return audit(normalise(read_carnet(path, None, columns)), load_profile())
+
+
+def key(f):
+    return (f.code, f.table, f.row, f.column, f.seance, f.coup, f.rang, f.expected, f.impact_cents)
+
+
+def typed_columns(folder: Path):
+    """(table, column) of every typed column the CSV carnet holds."""
+    out = []
+    for table, schema in ecarte_schemas.MODELS.items():
+        path = folder / f"{table}.csv"
+        if not path.exists():
+            continue
+        header = _read(path)[1][0]
+        for field, column in schema.columns.items():
+            source = (column.metadata or {}).get("source") or field
+            if source in header:
+                out.append((table, source))
+    return out
+
+
+def _read(path: Path):
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252")   # written back in UTF-8: the reader takes both
+    delimiter = ";" if text.split("\n", 1)[0].count(";") else ","
+    return delimiter, list(csv.reader(text.splitlines(), delimiter=delimiter))
+
+
+def with_cell(src: Path, dst: Path, table: str, column: str, text: str, row: int = 2) -> None:
+    shutil.copytree(src, dst)
+    delimiter, rows = _read(dst / f"{table}.csv")
+    rows[row - 1][rows[0].index(column)] = text
+    with open(dst / f"{table}.csv", "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+
+
+def same_as_unreadable(with_error, with_junk, table, column, row, value):
+    """The error value is quoted by its own EC00-02; everything else is what
+    any unreadable cell there gives (for a text column, where no text is
+    unreadable, what an empty cell gives)."""
+    def at(f):
+        return f.code == "EC00-02" and (f.table, f.column, f.row) == (table, column, row)
+    mine = [f for f in with_error.findings if at(f)]
+    assert len(mine) == 1 and value in mine[0].message and mine[0].found.strip() == value, (mine, value)
+    assert sorted(key(f) for f in with_error.findings if not at(f)) == \
+        sorted(key(f) for f in with_junk.findings if not at(f))
+
+
+def junk_for(table, column):
+    kind = (ecarte_schemas.MODELS[table].columns[_field(table, column)].metadata or {})["kind"]
+    return "" if kind == "text" else "illisible?!"
+
+
+def _field(table, column):
+    for field, c in ecarte_schemas.MODELS[table].columns.items():
+        if ((c.metadata or {}).get("source") or field) == column:
+            return field
+
+
+@pytest.mark.parametrize("table,column", typed_columns(CSV_CARNET))
+def test_an_error_value_in_every_typed_column_is_an_unreadable_cell(table, column, tmp_path):
+    value = ERRORS[typed_columns(CSV_CARNET).index((table, column)) % len(ERRORS)]
+    with_cell(CSV_CARNET, tmp_path / "err", table, column, value)
+    with_cell(CSV_CARNET, tmp_path / "junk", table, column, junk_for(table, column))
+    same_as_unreadable(run(tmp_path / "err"), run(tmp_path / "junk"), table, column, 2, value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ERRORS)
+@pytest.mark.parametrize("table,column", typed_columns(CSV_CARNET))
+def test_every_error_value_in_every_typed_column(table, column, value, tmp_path):
+    with_cell(CSV_CARNET, tmp_path / "err", table, column, f" {value} ")
+    with_cell(CSV_CARNET, tmp_path / "junk", table, column, junk_for(table, column))
+    same_as_unreadable(run(tmp_path / "err"), run(tmp_path / "junk"), table, column, 2, value)
+
+
+def test_the_error_value_pattern_takes_every_listed_value_and_no_amount_or_text():
+    import re
+
+    pattern = re.compile(ERROR_VALUE.replace("(?i)", ""), re.I)
+    assert all(pattern.match(v) for v in ERRORS)
+    assert not any(pattern.match(v) for v in ("12,50", "#1", "R4411", "oui", "2026-03-02", "# REF", "Err:"))
+
+
+@pytest.mark.parametrize("path", sorted(OFFICE.glob("errors-*")), ids=lambda p: p.name)
+def test_error_values_saved_by_libreoffice_and_gnumeric_are_unreadable_cells_in_every_typed_column(path):
+    result = run(path)
+    quoted = [f for f in result.findings if f.code == "EC00-02" and f.row == 2]
+    wb = load_workbook(XLSX_CARNET, read_only=True)
+    expected = set()
+    for ws in wb.worksheets:
+        schema = ecarte_schemas.MODELS.get(ws.title)
+        if schema is None:
+            continue
+        header = [c.value for c in next(ws.iter_rows(max_row=1))]
+        names = {(c.metadata or {}).get("source") or f for f, c in schema.columns.items()}
+        if ws.max_row >= 2:
+            expected |= {(ws.title, h) for h in header if h in names}
+    got = {(f.table, f.column) for f in quoted}
+    assert got == expected
+    import re
+
+    assert all(re.match(ERROR_VALUE, f.found) for f in quoted), [f.found for f in quoted]
+    assert not any(f.code == "EC00-01" for f in result.findings)
+
+
+# -- a far formatted cell -------------------------------------------------------------------
+
+@pytest.mark.parametrize("table", ["carnet", "seances", "fiches", "coups", "mises", "tickets", "carnets_tickets"])
+def test_a_far_formatted_cell_in_any_table_is_no_part_of_it(table, tmp_path):
+    wb = load_workbook(XLSX_CARNET)
+    if table not in wb.sheetnames:
+        pytest.skip(f"the sample has no {table}")
+    wb[table]["XFD1048576"].font = Font(bold=True)   # what Excel leaves at Ctrl+End
+    path = tmp_path / "far.xlsx"
+    wb.save(path)
+    assert sorted(map(key, run(path).findings)) == sorted(map(key, run(XLSX_CARNET).findings))
+
+
+def test_a_far_cell_holding_a_value_is_still_refused(tmp_path):
+    wb = load_workbook(XLSX_CARNET)
+    wb["mises"]["XFD1048576"] = 1
+    path = tmp_path / "far.xlsx"
+    wb.save(path)
+    assert any(f.code == "EC00-01" and f.table == "mises" for f in run(path).findings)
+
+
+# -- French little words as whole headers -------------------------------------------------------
+
+@pytest.mark.parametrize("word", sorted(_LITTLE | {"Du", "Au", "N°", "De", "La", "Le", "Les", "Des", "Aux", "À"}))
+def test_every_french_little_word_is_a_valid_mapping_source(word, tmp_path):
+    columns = tmp_path / "columns.toml"
+    columns.write_text(f'[tickets]\n"{word}" = "premier"\n', encoding="utf-8")
+    mapping = load_columns_file(columns)
+    match = match_header("tickets", ["seance", "coup", "valeur", word], mapping)
+    assert match.keep.get("premier") == 3 and match.how["premier"] == "mapping"
+    assert fold_source(word.upper()) == fold_source(word)
+
+
+def test_du_au_mapping_reads_a_ticket_range(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "sample_carnets" / "infractions" / "tickets", src)
+    delimiter, rows = _read(src / "tickets.csv")
+    rows[0] = ["Du" if h == "premier" else "Au" if h == "dernier" else h for h in rows[0]]
+    with open(src / "tickets.csv", "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+    columns = tmp_path / "columns.toml"
+    columns.write_text('[tickets]\nDu = "premier"\nAu = "dernier"\n', encoding="utf-8")
+    got = run(src, load_columns_file(columns))
+    base = run(ROOT / "sample_carnets" / "infractions" / "tickets")
+    assert sorted(map(key, got.findings)) == sorted(map(key, base.findings))
+
+
+def test_a_conflict_from_the_columns_file_names_it(tmp_path):
+    columns = tmp_path / "columns.toml"
+    columns.write_text('[mises]\n"Somme" = "montant"\n', encoding="utf-8")
+    src = tmp_path / "src"
+    with_cell(CSV_CARNET, src, "mises", "restitue", "0", row=2)
+    delimiter, rows = _read(src / "mises.csv")
+    rows[0] = [("Somme" if h == "restitue" else h) for h in rows[0]]
+    with open(src / "mises.csv", "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+    found = [f for f in run(src, load_columns_file(columns)).findings if f.code == "EC00-01" and f.column == "montant"]
+    assert len(found) == 1 and "--columns" in found[0].message and "corriger" in found[0].message
+
+
+# -- every real writer ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(OFFICE.glob("forges-*")), ids=lambda p: p.name)
+def test_a_sample_carnet_through_every_real_writer_gives_the_original_findings(path):
+    assert sorted(map(key, run(path).findings)) == sorted(map(key, run(XLSX_CARNET).findings))
+
+
+def test_gnumeric_ods_has_layout_whitespace_and_is_read():
+    import zipfile
+
+    with zipfile.ZipFile(OFFICE / "forges-gnumeric.ods") as z:
+        assert b"</table:table-cell>\n" in z.read("content.xml")
+    assert not read_carnet(OFFICE / "forges-gnumeric.ods").unreadable
+
+
+def test_formulas_xlsxwriter_never_computed_are_loud(tmp_path):
+    result = run(OFFICE / "formulas-xlsxwriter.xlsx")
+    loud = [f for f in result.findings if f.code == "EC00-02" and f.column == "total_a"]
+    n = len(result.carnet.tables["coups"].df)
+    assert len(loud) == n and all("non calculée" in f.message for f in loud)
+    base = {key(f) for f in run(XLSX_CARNET).findings}
+    # No breach is made up from the stored zeros: every other finding is the original's.
+    assert {key(f) for f in result.findings if f.code != "EC00-02"} <= base
+
+
+# -- month-first text dates -------------------------------------------------------------------------
+
+def _date_columns(folder: Path):
+    for table, schema in ecarte_schemas.MODELS.items():
+        for field, column in schema.columns.items():
+            if (column.metadata or {})["kind"] == "date" and (folder / f"{table}.csv").exists():
+                yield table, (column.metadata or {}).get("source") or field
+
+
+def _rewrite_dates(folder: Path, fmt) -> int:
+    """Every date cell rewritten by `fmt(y, m, d)`; how many have a day above 12."""
+    above = 0
+    for table, column in _date_columns(folder):
+        delimiter, rows = _read(folder / f"{table}.csv")
+        if column not in rows[0]:
+            continue
+        i = rows[0].index(column)
+        for r in rows[1:]:
+            if i < len(r) and len(r[i]) == 10 and r[i][4] == "-":
+                y, m, d = (int(x) for x in r[i].split("-"))
+                above += d > 12
+                r[i] = fmt(y, m, d)
+        with open(folder / f"{table}.csv", "w", encoding="utf-8", newline="") as fh:
+            csv.writer(fh, delimiter=delimiter).writerows(rows)
+    return above
+
+
+@pytest.mark.parametrize("carnet", ["compliant/forges-table5", "compliant/deauville-table1",
+                                    "infractions/prelevements", "infractions/tickets"])
+def test_month_first_csv_dates_are_read_so_when_a_cell_tells(carnet, tmp_path):
+    src = ROOT / "sample_carnets" / carnet
+    us = tmp_path / "us"
+    shutil.copytree(src, us)
+    above = _rewrite_dates(us, lambda y, m, d: f"{m:02d}/{d:02d}/{y}")
+    got, base = run(us), run(src)
+    if above:
+        assert sorted(map(key, got.findings)) == sorted(map(key, base.findings))
+        assert got.carnet.reading["dates"]["order"] == "month_first"
+    else:
+        # No cell can tell the order: the day-first reading stands (spec v1.2), silently different.
+        assert "dates" not in (got.carnet.reading or {})
+
+
+def test_a_mixed_carnet_gives_ec00_02_on_its_smaller_side(tmp_path):
+    us = tmp_path / "us"
+    shutil.copytree(CSV_CARNET, us)
+    _rewrite_dates(us, lambda y, m, d: f"{m:02d}/{d:02d}/{y}")
+    delimiter, rows = _read(us / "seances.csv")
+    i = rows[0].index("date")
+    rows[1][i] = "25/03/2026"   # only day-first
+    rows[2][i] = "03/14/2026"   # only month-first
+    rows[3][i] = "03/15/2026"
+    with open(us / "seances.csv", "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+    result = run(us)
+    order = [f for f in result.findings if f.code == "EC00-02" and f.found == "25/03/2026"]
+    assert len(order) == 1 and order[0].table == "seances" and order[0].row == 2
