@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor import __version__
-from auditor.model import AuditResult, BatchCarnet, Finding, Severity, sort_findings
+from auditor.model import AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, sort_findings
 from auditor.report import html_report, json_report
 
 if TYPE_CHECKING:
@@ -93,14 +93,17 @@ class Finished:
 
 
 def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
-           reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset()) -> Finished:
+           reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset(),
+           checked_across: dict[str, str | None] | None = None) -> Finished:
     """The carnet's files, now that the run is known. `across`: the findings
     across carnets that involve it, each seen from it (`Finding.across`, this
     carnet first): they are findings of the carnet like its own, counted in
     its verdict, summary and money; `context`: its baseline and reviews;
     `reports`: each carnet id's report path in the batch (links to the other
     carnets); `history_of`: the fingerprints of the findings across carnets
-    whose history row this carnet carries (each is in the history once)."""
+    whose history row this carnet carries (each is in the history once);
+    `checked_across`: per rule checked across the carnets of a table, None
+    when every pair of this carnet was checked, else why not."""
     from auditor import series
     from auditor.report.cross_carnet import combined_verdict
 
@@ -111,7 +114,10 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     for f in across:
         summary[SEVERITY_KEYS[f.severity.label]] += 1
         summary["impact_cents"] += max(int(f.impact_cents), 0)
-    doc = {**audit.document, "generated_at": at, "summary": summary, "findings": [f.as_json() for f in findings]}
+    statuses = _across_statuses(checked_across or {}, across)
+    rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
+    doc = {**audit.document, "generated_at": at, "summary": summary, "rules": rules,
+           "findings": [f.as_json() for f in findings]}
     doc = series.decorate(doc, findings, view)
     files: dict[str, bytes] = {}
     if "json" in formats:
@@ -123,7 +129,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
         lang = audit.report.view.lang
         part = report_part(findings, lang, view) if view.any() else None
         files["report.html"] = html_report.render(
-            "report.html.j2", finish_report(audit.report, at, list(across), reports, part)).encode("utf-8")
+            "report.html.j2", finish_report(audit.report, at, list(across), reports, part, statuses)).encode("utf-8")
     if "xlsx" in formats and audit.workbook is not None:
         from auditor.report.excel_report import finish_workbook
 
@@ -142,11 +148,25 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     return Finished(files, entry, worst, rows, states)
 
 
+def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:
+    """The rules checked across carnets as this carnet's `rules` list them: checked, with the findings
+    across carnets of that rule that involve it, or not checked and why."""
+    out = {}
+    for code, reason in checked.items():
+        if reason is None:
+            out[code] = RuleStatus(code, Status.CHECKED, findings=sum(1 for f in across if f.code == code))
+        else:
+            out[code] = RuleStatus(code, Status.NOT_CHECKED, reason=reason)
+    return out
+
+
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
-                cross_findings: list[dict] | None = None, trends: list[dict] | None = None) -> None:
+                cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
+                tables: list[dict] | None = None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
-    totals count each of them once."""
+    totals count each of them once. `tables`: per casino and table, its
+    carnets in order and how the rules across its carnets went."""
     cross_findings = cross_findings or []
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
@@ -161,7 +181,9 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     totals["cross_carnet_findings"] = len(cross_findings)
     doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
            "generated_at": generated_at, "carnets": entries, "totals": totals,
-           "cross_carnet_findings": cross_findings}
+           # `cross_carnet` is v1.2's name of the list; `cross_carnet_findings`, the
+           # same list, is kept for readers of v1.1 (schema_version stays 1).
+           "cross_carnet": cross_findings, "cross_carnet_findings": cross_findings, "tables": tables or []}
     from auditor.atomic import write_atomic
 
     if "json" in formats:

@@ -29,6 +29,7 @@ from auditor.batch import Bounds, Cache, CarnetJob, Options, execute
 from auditor.batch.cache import load_audit
 from auditor.batch.executors import run_job
 from auditor.catalogue import load_profile
+from auditor.checks.archive import archive_statuses
 from auditor.errors import Message, WriteError
 from auditor.model import Severity
 from auditor.outputs import Finished, finish, write_batch
@@ -111,7 +112,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross = _finish_all(jobs, held, out, options, series, finished)
+            cross, tables = _finish_all(jobs, held, out, options, series, finished)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -126,18 +127,21 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         trends = _append_history(history, options, entries, rows)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
-                    trends)
+                    trends, tables)
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
-                finished: list[Finished]) -> list[dict]:
+                finished: list[Finished]) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files, made and written
     one carnet at a time (each appended to `finished` once written); the
-    findings across carnets as summary.json lists them."""
+    findings across carnets and the tables as summary.json lists them."""
     facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
-    cross = check_batch(facts, load_profile(), options.lang) if len(facts) > 1 else []
+    profile = load_profile()
+    cross = check_batch(facts, profile, options.lang) if len(facts) > 1 else []
+    # The rules across the carnets of a table: checked for each carnet, or why not.
+    checked, tables = archive_statuses(facts, profile, options.lang) if facts else ({}, [])
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
     reports = {job.id: f"{job.id}/report.html" for job in jobs} if "html" in options.formats else {}
@@ -148,7 +152,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
             audit = run_job(index, job, options)
         context = series.context(job.id) if series is not None else None
         fin = finish(audit, options, across=seen.get(job.id, []), context=context, reports=reports,
-                     history_of={fp for fp, cid in owner.items() if cid == job.id})
+                     history_of={fp for fp, cid in owner.items() if cid == job.id}, checked_across=checked.get(job.id))
         _write(fin, job, out)
         if series is not None:
             series.carry_reviews(job.id, out)
@@ -158,7 +162,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         finished.append(fin)
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
-    return listed
+    return listed, tables
 
 
 def _write(fin: Finished, job: CarnetJob, out: Path) -> None:

@@ -41,7 +41,7 @@ ALLOWED = {
     "audit": {"model", "read", "normalise", "derived", "tickets", "checks"},
     "render": {"model", "report"},
     # A worker warms up on a tiny synthetic carnet (the one use of synth outside the face).
-    "batch": {"model", "read", "audit", "render", "report", "tickets", "synth"},
+    "batch": {"model", "read", "audit", "render", "report", "derived", "tickets", "synth"},
     "synth": {"model"},
     # The run service: the command line's and the local page's one way to audit.
     "run": {"model", "read", "audit", "render", "report", "batch", "checks"},

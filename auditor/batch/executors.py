@@ -20,7 +20,6 @@ from auditor.errors import UsageError
 from auditor.limits import MB, size_text
 from auditor.model import BatchCarnet
 from auditor.outputs import CarnetAudit, carnet_audit
-from auditor.tickets.ledger import carnet_runs
 
 
 def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False, tickets: bool = True) -> CarnetAudit:
@@ -39,10 +38,11 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
 
 
 def batch_facts(result, job: CarnetJob) -> BatchCarnet:
-    """What the checks over the batch need of this carnet."""
-    cover = result.carnet.cover
-    runs = [] if result.carnet.unreadable else carnet_runs(result.carnet)
-    return BatchCarnet(job.id, job.shown, cover.get("casino") or "", cover.get("table"), runs)
+    """What the checks over the batch need of this carnet: its place in its
+    table (casino, table, séances), its ticket runs and ends, its books."""
+    from auditor.derived.batch_facts import batch_facts as facts
+
+    return facts(result.carnet, job.id, job.shown, result.profile)
 
 
 def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> CarnetAudit:

@@ -26,7 +26,7 @@ from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
 from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
-from auditor.model import Finding, Severity, Status
+from auditor.model import Finding, RuleStatus, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
@@ -405,16 +405,15 @@ def _rule_groups(result: AuditResult, lab: dict, lang: str) -> list[RuleGroup]:
 
 
 def _rules(result: AuditResult, lab: dict, lang: str) -> list[RuleRow]:
-    catalogue = load_catalogue()
-    rows = []
-    for st in result.rules:
-        meta = catalogue[st.code]
-        reason = st.reason or result.notes.get(st.code, "")
-        checked = st.status is Status.CHECKED
-        rows.append(RuleRow(st.code, meta.article, meta.severity.label, lab[meta.severity.label], meta.title[lang],
-                            meta.explain[lang], lab["checked" if checked else "not_checked"], checked,
-                            st.findings, reason))
-    return rows
+    return [rule_row(st, st.reason or result.notes.get(st.code, ""), lab, lang) for st in result.rules]
+
+
+def rule_row(st: RuleStatus, reason: str, lab: dict, lang: str) -> RuleRow:
+    """One rule of the report's rule table: checked (with its findings) or not, and why."""
+    meta = load_catalogue()[st.code]
+    checked = st.status is Status.CHECKED
+    return RuleRow(st.code, meta.article, meta.severity.label, lab[meta.severity.label], meta.title[lang],
+                   meta.explain[lang], lab["checked" if checked else "not_checked"], checked, st.findings, reason)
 
 
 # -- plain facts read from the carnet (no check is re-run) -----------------------
@@ -654,14 +653,20 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
 
 
 def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] = (),
-                  reports: dict[str, str | None] | None = None, series: object = None) -> ReportView:
+                  reports: dict[str, str | None] | None = None, series: object = None,
+                  statuses: dict[str, RuleStatus] | None = None) -> ReportView:
     """The report as the run shows it: the draft, with the findings across
     carnets that involve this carnet (`across`, each seen from it: counted in
     its verdict and cards, listed in their section with a link to the other
     carnets' reports, `reports`: carnet id → report path in the batch), the
-    baseline and reviews (`series`, series_view.report_part) and the run's time."""
+    baseline and reviews (`series`, series_view.report_part), the status of
+    the rules checked across carnets (`statuses`) and the run's time."""
     view = draft.view
     lang, lab = view.lang, view.t
+    rules = view.rules
+    if statuses:
+        rules = [rule_row(statuses[r.code], statuses[r.code].reason or "", lab, lang) if r.code in statuses else r
+                 for r in rules]
     summary = dict(draft.summary)
     for f in across:   # counted like the carnet's own findings
         summary[SEVERITY_KEYS[f.severity.label]] += 1
@@ -681,7 +686,9 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
                 Count("info", lab["infos"], summary["info"])],
         money=_money(draft.money, summary, lab, lang),
         cross=[_cross_item(f, reports or {}, lab, lang) for f in across],
-        series=series)
+        rules=rules, series=series,
+        rules_quiet=lab["rules_quiet"].format(n=quiet) if (quiet := sum(1 for r in rules if r.checked and
+                                                                          not r.findings)) else "")
 
 
 def report_view(result: AuditResult, source_path: str, generated_at: str,
