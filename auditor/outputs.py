@@ -90,6 +90,11 @@ class Finished:
     history: list[dict] = field(default_factory=list)   # per finding, what --history keeps
     # Per finding across carnets: its baseline state and review, as summary.json lists them.
     across_states: dict[str, dict] = field(default_factory=dict)
+    # Where it was made (a pool worker writes the files it makes, see auditor/batch/finishing.py).
+    index: int = -1
+    fault: str | None = None       # its worker was lost or overran a bound: the run makes it itself
+    pid: int | None = None
+    error: object = None           # a write error (a Message), raised by the run
 
 
 def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,

@@ -24,15 +24,12 @@ from pathlib import Path
 from typing import Callable
 
 from auditor.across import by_carnet, check_batch
-from auditor.atomic import make_folder, write_atomic
-from auditor.batch import Bounds, Cache, CarnetJob, Options, execute
-from auditor.batch.cache import load_audit
-from auditor.batch.executors import run_job
+from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
 from auditor.catalogue import load_profile
 from auditor.checks.archive import archive_statuses
 from auditor.errors import Message, WriteError
 from auditor.model import Severity
-from auditor.outputs import Finished, finish, write_batch
+from auditor.outputs import Finished, write_batch
 from auditor.report.cross_carnet import attribute
 
 
@@ -103,8 +100,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 stack.callback(bar.close)
             for index in sorted(held):
                 _done(bar, on_done, jobs[index], held[index])
-            for audit in execute(stack, todo, options, workers=workers, scheduler=scheduler, bounds=bounds,
-                                 tickets=tickets, notice=notice):
+            executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice)
+            for audit in executor.audits(todo, tickets=tickets):
                 if cache and audit.index in keys and audit.fault is None:
                     path = cache.store(keys[audit.index], audit)
                 else:
@@ -112,7 +109,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished)
+            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -133,10 +130,11 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
-                finished: list[Finished]) -> tuple[list[dict], list[dict]]:
-    """The checks over the batch, then each carnet's files, made and written
-    one carnet at a time (each appended to `finished` once written); the
-    findings across carnets and the tables as summary.json lists them."""
+                finished: list[Finished], executor: Executor) -> tuple[list[dict], list[dict]]:
+    """The checks over the batch, then each carnet's files made and written
+    (on the executor's warm workers, or here), each appended to `finished`
+    once written, in the jobs' order; the findings across carnets and the
+    tables as summary.json lists them."""
     facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
     profile = load_profile()
     cross = check_batch(facts, profile, options.lang) if len(facts) > 1 else []
@@ -144,32 +142,40 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     checked, tables = archive_statuses(facts, profile, options.lang) if facts else ({}, [])
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
-    reports = {job.id: f"{job.id}/report.html" for job in jobs} if "html" in options.formats else {}
+    html = "html" in options.formats
+    tasks = []
+    for index, job in enumerate(jobs):
+        across = seen.get(job.id, [])
+        # Only the reports its findings across carnets link to (a batch of
+        # 10,000 carnets must not send 10,000 links with each carnet).
+        named = {p["carnet"] for f in across for p in f.across}
+        tasks.append((index, FinishTask(
+            job, held[index].path, out, across, series.context(job.id) if series is not None else None,
+            {cid: f"{cid}/report.html" for cid in named} if html else {},
+            frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id))))
+    error = None
+    for fin in executor.finishes(tasks):
+        if fin.fault is not None:   # its worker was lost: made here
+            fin = tasks[fin.index][1].perform(fin.index, options)
+        if fin.error is not None:
+            # From a worker: the others already under way go on (each leaves
+            # its files whole or absent); the run stops once they are back.
+            error = error or fin.error
+            continue
+        finished.append(fin)
+    if error is not None:
+        raise WriteError(error)
+    finished.sort(key=lambda f: f.index)
     states: dict[str, dict] = {}
     for index, job in enumerate(jobs):
-        audit = load_audit(held[index].path)
-        if audit is None:   # its cache entry went away since it was looked up: audited again
-            audit = run_job(index, job, options)
-        context = series.context(job.id) if series is not None else None
-        fin = finish(audit, options, across=seen.get(job.id, []), context=context, reports=reports,
-                     history_of={fp for fp, cid in owner.items() if cid == job.id}, checked_across=checked.get(job.id))
-        _write(fin, job, out)
         if series is not None:
             series.carry_reviews(job.id, out)
-        for fp, state in fin.across_states.items():
+        for fp, state in finished[index].across_states.items():
             if owner.get(fp) == job.id:
                 states[fp] = state
-        finished.append(fin)
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
     return listed, tables
-
-
-def _write(fin: Finished, job: CarnetJob, out: Path) -> None:
-    folder = out / job.id
-    make_folder(folder)
-    for name, data in fin.files.items():
-        write_atomic(folder / name, data)
 
 
 def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]]) -> list[dict]:

@@ -353,6 +353,25 @@ def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, er
     whole(out)
 
 
+def test_write_error_in_a_worker_making_files_is_one_message_and_exit_2(tmp_path, capsys):
+    """Many carnets: their files are made by the pool's workers (auditor/batch/finishing.py); one
+    carnet's folder cannot be made (a file stands in its place): one message, exit 2, no summary,
+    every file written whole."""
+    from auditor.batch import POOL_FINISH_FROM
+
+    names = [f"c{i:02d}" for i in range(POOL_FINISH_FROM + 2)]
+    root, out = carnets(tmp_path / "in", names), tmp_path / "out"
+    out.mkdir()
+    (out / "c07").write_text("not a folder")
+    assert main(["audit", str(root), "--out", str(out), "--jobs", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"ecarte-audit: cannot write {out / 'c07'}")
+    assert not (out / "summary.json").exists()
+    whole(out)
+
+
 # -- resume --------------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -2,9 +2,10 @@
 cluster), with an optional cache.
 
 `plan` lists the carnets and their output ids, `executors` audits them,
-`cache` keeps their audits; `execute` here gives the stream of audits of the
-carnets to audit. The run itself (cache, batch checks, files, history) is
-auditor.run's.
+`cache` keeps their audits, `finishing` makes their files; `Executor` here
+gives the stream of audits of the carnets to audit, then of the carnets'
+files made, on the same warm workers. The run itself (cache, batch checks,
+summary, history) is auditor.run's.
 """
 
 from __future__ import annotations
@@ -14,27 +15,59 @@ from typing import Callable, Iterator
 
 from auditor.batch.cache import Cache, fingerprint
 from auditor.batch.executors import _dask, fault_output, run_job
+from auditor.batch.finishing import FinishTask, lost
 from auditor.batch.plan import CarnetJob, Options, carnet_id, plan
 from auditor.batch.pool import Bounds, LocalPool, audit_here
-from auditor.outputs import CarnetAudit
+from auditor.outputs import CarnetAudit, Finished
 
-__all__ = ["Bounds", "Cache", "CarnetJob", "Options", "carnet_id", "execute", "fingerprint", "plan", "run_job"]
+__all__ = ["Bounds", "Cache", "CarnetJob", "Executor", "FinishTask", "Options", "carnet_id", "fingerprint", "plan",
+           "run_job"]
+
+# Below this many carnets' files to make, starting workers costs more than it saves.
+POOL_FINISH_FROM = 40
 
 
-def execute(stack: contextlib.ExitStack, todo: list[tuple[int, CarnetJob]], options: Options, *, workers: int = 1,
-            scheduler: str | None = None, bounds: Bounds | None = None, tickets: bool = True,
-            notice: Callable[[str], None] | None = None) -> Iterator[CarnetAudit]:
-    """The audits of `todo` as they come: on the Dask cluster at `scheduler`,
-    in this process for a carnet alone, else with `workers` local processes
-    (even one: a carnet that kills its process ends only itself). The
-    executor's resources close with `stack`. `tickets`: hand back the facts
-    the checks over the batch need."""
-    bounds = bounds or Bounds()
-    if not todo:
-        return iter(())
-    if scheduler:
-        return stack.enter_context(contextlib.closing(_dask(todo, options, scheduler)))
-    if len(todo) == 1:
-        return (audit_here(index, job, options, bounds, tickets) for index, job in todo)
-    pool = stack.enter_context(LocalPool(workers, options, bounds, fault_output, notice))
-    return stack.enter_context(contextlib.closing(pool.run(todo)))
+class Executor:
+    """Where a run's carnets are audited, then their files made: on the Dask
+    cluster at `scheduler` (files made by the client, which alone sees the
+    output folder), in this process for a carnet alone, else with `workers`
+    local processes (even one: a carnet that kills its process ends only
+    itself), kept warm from the audits to the files. Its resources close with
+    `stack`."""
+
+    def __init__(self, stack: contextlib.ExitStack, options: Options, *, workers: int = 1,
+                 scheduler: str | None = None, bounds: Bounds | None = None,
+                 notice: Callable[[str], None] | None = None):
+        self.stack, self.options, self.workers, self.scheduler = stack, options, workers, scheduler
+        self.bounds = bounds or Bounds()
+        self.notice = notice
+        self.pool: LocalPool | None = None
+
+    def _pool(self) -> LocalPool:
+        if self.pool is None:
+            self.pool = self.stack.enter_context(LocalPool(self.workers, self.options, self.bounds, fault_output,
+                                                           self.notice))
+        return self.pool
+
+    def audits(self, todo: list[tuple[int, CarnetJob]], tickets: bool = True) -> Iterator[CarnetAudit]:
+        """The audits of `todo` as they come. `tickets`: hand back the facts the checks over the batch need."""
+        if not todo:
+            return iter(())
+        if self.scheduler:
+            return self.stack.enter_context(contextlib.closing(_dask(todo, self.options, self.scheduler)))
+        if len(todo) == 1:
+            return (audit_here(index, job, self.options, self.bounds, tickets) for index, job in todo)
+        return self.stack.enter_context(contextlib.closing(self._pool().run(todo)))
+
+    def finishes(self, tasks: list[tuple[int, FinishTask]]) -> Iterator[Finished]:
+        """Each carnet's files made and written, as they come (in any order):
+        on the local pool's workers (warm from the audits, or started for
+        these) when there are enough carnets to pay for it; else here, one
+        after the other. A task whose worker
+        was lost comes back with its `fault` set: the caller makes it itself."""
+        if not tasks:
+            return iter(())
+        local = not self.scheduler and self.workers > 1 and len(tasks) >= POOL_FINISH_FROM
+        if not local:
+            return (task.perform(index, self.options) for index, task in tasks)
+        return self.stack.enter_context(contextlib.closing(self._pool().run(tasks, fault=lost)))

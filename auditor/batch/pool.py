@@ -193,6 +193,24 @@ def audit_guarded(index: int, job, options, bounds: Bounds, watchdog: Watchdog, 
         return fault_output(index, job, options, "memory_limit", limit_mb=bounds.memory_mb)
 
 
+def finish_guarded(index: int, task, options, bounds: Bounds, watchdog: Watchdog):
+    """A carnet's files made and written in this worker (`task.perform`); past
+    a bound, or on a defect of ours, the run makes them itself (`finishing.lost`)."""
+    from auditor.batch.finishing import lost
+
+    try:
+        with guard(bounds, watchdog):
+            return task.perform(index, options, catch=True)
+    except CarnetTimeout:
+        return lost(index, task, options, "timeout")
+    except (MemoryLimitExceeded, MemoryError):
+        if not bounds.memory_mb:
+            raise
+        return lost(index, task, options, "memory_limit")
+    except Exception:
+        return lost(index, task, options, "unreadable")
+
+
 def audit_here(index: int, job, options, bounds: Bounds, tickets: bool = True):
     """A single carnet, in this process (no worker start-up to pay).
     `tickets`: hand back its ticket runs for the checks over the batch."""
@@ -213,13 +231,15 @@ def _warm_up(options) -> None:
     from pathlib import Path
 
     from auditor.batch.executors import run_job
-    from auditor.synth.generate import Spec, generate, write_csv_folder
     from auditor.batch.plan import CarnetJob
+    from auditor.outputs import finish
+    from auditor.synth.generate import Spec, generate, write_csv_folder
 
     try:
         with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
             path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
-            run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+            audit = run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+            finish(audit, options)   # the report templates compiled once, before the first carnet's files
     except Exception:
         pass  # only a head start: the first carnet then pays it
 
@@ -249,13 +269,16 @@ def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
             os._exit(0)
         index, job, retry = message
         conn.send(("started",))  # a death from here on is this carnet's
-        try:
-            out = audit_guarded(index, job, options, bounds, watchdog, retry)
-        except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
-            from auditor.batch.executors import fault_output
+        if hasattr(job, "perform"):   # a carnet's files to make (auditor/batch/finishing.py)
+            out = finish_guarded(index, job, options, bounds, watchdog)
+        else:
+            try:
+                out = audit_guarded(index, job, options, bounds, watchdog, retry)
+            except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
+                from auditor.batch.executors import fault_output
 
-            out = fault_output(index, job, options, "unreadable",
-                               reason=f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300])
+                out = fault_output(index, job, options, "unreadable",
+                                   reason=f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300])
         out.pid = os.getpid()
         # A carnet stopped half-way may have left anything behind, and memory
         # still held near the limit would count against the next carnet: start afresh.
@@ -312,14 +335,19 @@ class LocalPool:
         self.close(kill=exc_type is not None)
         return False
 
-    def run(self, items: list[tuple[int, object]]) -> Iterator:
+    def run(self, items: list[tuple[int, object]], fault: Callable | None = None) -> Iterator:
         """Audit the items with the pool's workers, yielding each output as it comes; a carnet whose worker was
-        lost is retried alone."""
+        lost is retried alone. The items may be carnets' files to make (finishing.FinishTask), with their own
+        `fault` for a task whose worker was lost or overran a bound."""
         lost: list[tuple[int, object]] = []
-        yield from self._drain(deque(items), self.size, lost)
-        for index, job in lost:
-            self.notice(Message("audit.retrying_alone", shown=job.shown))
-            yield from self._drain(deque([(index, job)]), 1, None)
+        saved, self.fault = self.fault, fault or self.fault
+        try:
+            yield from self._drain(deque(items), self.size, lost)
+            for index, job in lost:
+                self.notice(Message("audit.retrying_alone", shown=job.shown))
+                yield from self._drain(deque([(index, job)]), 1, None)
+        finally:
+            self.fault = saved
 
     def close(self, kill: bool = False) -> None:
         """Stop the workers (killed at once when `kill`, or when one still holds a carnet)."""

@@ -1,0 +1,70 @@
+"""Making a carnet's files once the run is known, wherever it is done: in
+the run's own process, or in the local pool's warm workers (the same
+machine: a worker writes the files it makes, which spares sending their
+bytes back). A Dask cluster's workers do not see the output folder: there the
+client makes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.atomic import make_folder, write_atomic
+from auditor.batch.cache import load_audit
+from auditor.batch.plan import CarnetJob, Options
+from auditor.errors import WriteError
+from auditor.model import Finding
+from auditor.outputs import Finished, finish
+
+
+@dataclass
+class FinishTask:
+    """One carnet's files to make and write: where its audit waits, and what
+    the run brings to it (see `auditor.outputs.finish`)."""
+
+    job: CarnetJob
+    path: Path                                   # its audit, in the cache or the run's spool
+    out: Path                                    # the run's output folder
+    across: list[Finding] = field(default_factory=list)
+    context: object = None                       # its baseline and reviews (SeriesContext)
+    reports: dict[str, str | None] = field(default_factory=dict)   # only the carnets its findings name
+    history_of: frozenset[str] = frozenset()
+    checked_across: dict[str, str | None] | None = None
+
+    @property
+    def shown(self) -> str:
+        """The carnet as outputs show it (the pool's messages name it)."""
+        return self.job.shown
+
+    def perform(self, index: int, options: Options, catch: bool = False) -> Finished:
+        """Make the carnet's files and write them; what the run keeps of it. A
+        write error stops the run there (WriteError), or with `catch` (in a
+        worker, which must hand it back) is kept in `error`."""
+        from auditor.batch.executors import run_job
+
+        audit = load_audit(self.path)
+        if audit is None:   # its cache entry went away since it was looked up: audited again
+            audit = run_job(index, self.job, options)
+        fin = finish(audit, options, across=self.across, context=self.context, reports=self.reports,
+                     history_of=set(self.history_of), checked_across=self.checked_across)
+        try:
+            folder = self.out / self.job.id
+            make_folder(folder)
+            for name, data in fin.files.items():
+                write_atomic(folder / name, data)
+        except WriteError as exc:
+            if not catch:
+                raise
+            fin.error = exc.message
+        fin.files = {}   # written: the run keeps only what the summary needs
+        fin.index = index
+        return fin
+
+
+def lost(index: int, task: FinishTask, options: Options, kind: str, **params) -> Finished:
+    """A task whose worker was lost or overran its bound: the run makes that
+    carnet's files itself (`Finished.fault` says so)."""
+    fin = Finished({}, {}, None)
+    fin.index, fin.fault = index, kind
+    return fin
