@@ -95,6 +95,57 @@ class Finished:
     fault: str | None = None       # its worker was lost or overran a bound: the run makes it itself
     pid: int | None = None
     error: object = None           # a write error (a Message), raised by the run
+    stamped: dict = field(default_factory=dict)   # findings.json and report.html with their time slots (Stamped)
+
+
+@dataclass(frozen=True)
+class StampSlots:
+    """Placeholders for the run's time in one rendering: letters and digits
+    only (no escaping changes them), with a random part the carnet's own text
+    cannot contain, so only the renderer's own slots are filled."""
+
+    iso: str       # where the ISO time stamp goes
+    moment: str    # where the time as the reader writes it goes
+
+    @classmethod
+    def new(cls) -> "StampSlots":
+        """Fresh slots for one rendering."""
+        import secrets
+
+        token = secrets.token_hex(16)
+        return cls(f"ecartestampiso{token}", f"ecartestampmoment{token}")
+
+
+@dataclass
+class Stamped:
+    """A rendered file with slots where the run's time goes: its text cut at
+    the slots the renderer left (`parts`, the slots as None and "moment"), so
+    that filling it with a time gives the bytes a rendering at that time gives."""
+
+    parts: list
+    kind: str              # json or html: how the time is written in it
+    lang: str = "fr"
+
+    @classmethod
+    def of(cls, text: str, slot: StampSlots, kind: str, lang: str = "fr") -> "Stamped":
+        """`text` as rendered with `slot`, cut at its slots."""
+        import re
+
+        parts: list = []
+        for piece in re.split(f"({slot.iso}|{slot.moment})", text):
+            parts.append(None if piece == slot.iso else "moment" if piece == slot.moment else piece.encode("utf-8"))
+        return cls(parts, kind, lang)
+
+    def fill(self, at: str) -> bytes:
+        """The file at the time `at` (ISO, UTC)."""
+        from markupsafe import escape
+
+        from auditor.report.view import moment_text
+
+        moment = moment_text(at, self.lang)
+        moment = str(escape(moment)) if self.kind == "html" else json.dumps(moment, ensure_ascii=False)[1:-1]
+        iso, moment = at.encode("utf-8"), moment.encode("utf-8")
+        return b"".join(iso if p is None else moment if p == "moment" else p for p in self.parts)
 
 
 def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
@@ -113,6 +164,10 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     from auditor.report.cross_carnet import combined_verdict
 
     formats, at = options.formats, options.generated_at or json_report.generated_at()
+    # findings.json and report.html are rendered with slots where the run's
+    # time goes (`Stamped`): the same rendering serves this run and, kept by
+    # the cache, the next nights whose carnet and context did not change.
+    slot = StampSlots.new()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
     view = series.apply(findings, context)
     summary = dict(audit.document["summary"])
@@ -121,23 +176,25 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
         summary["impact_cents"] += max(int(f.impact_cents), 0)
     statuses = _across_statuses(checked_across or {}, across)
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
-    doc = {**audit.document, "generated_at": at, "summary": summary, "rules": rules,
+    doc = {**audit.document, "generated_at": slot.iso, "summary": summary, "rules": rules,
            "findings": [f.as_json() for f in findings]}
     doc = series.decorate(doc, findings, view)
-    files: dict[str, bytes] = {}
+    stamped: dict[str, Stamped] = {}
     if "json" in formats:
-        files["findings.json"] = json_report.dumps(doc).encode("utf-8")
+        stamped["findings.json"] = Stamped.of(json_report.dumps(doc), slot, "json")
     if "html" in formats and audit.report is not None:
         from auditor.report.series_view import report_part
         from auditor.report.view import finish_report
 
         lang = audit.report.view.lang
         part = report_part(findings, lang, view) if view.any() else None
-        files["report.html"] = html_report.render(
-            "report.html.j2", finish_report(audit.report, at, list(across), reports, part, statuses)).encode("utf-8")
+        stamped["report.html"] = Stamped.of(html_report.render("report.html.j2", finish_report(
+            audit.report, slot.iso, list(across), reports, part, statuses, moment=slot.moment)), slot, "html", lang)
+    files = {name: st.fill(at) for name, st in stamped.items()}
     if "xlsx" in formats and audit.workbook is not None:
         from auditor.report.excel_report import finish_workbook
 
+        # The workbook's time is in its zip entries and properties: made for this run.
         files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at)
     entry = {**audit.entry, "summary": summary,
              "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
@@ -150,7 +207,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     rows = series.history_rows(kept, view, audit.seance_dates)
     states = {f.fingerprint: {"baseline_state": view.state(f), "review": view.reviews.get(f.fingerprint)}
               for f in across}
-    return Finished(files, entry, worst, rows, states)
+    return Finished(files, entry, worst, rows, states, stamped=stamped)
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:

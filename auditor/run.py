@@ -25,6 +25,8 @@ from typing import Callable
 
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
+from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
+from auditor.report.json_report import generated_at
 from auditor.catalogue import load_profile
 from auditor.checks.archive import archive_statuses
 from auditor.errors import Message, WriteError
@@ -54,6 +56,8 @@ class _Held:
     path: Path
     cached: bool = False
     pid: int | None = None     # the worker process that audited it
+    in_cache: bool = False     # `path` is in the cache (its files may be kept beside it)
+    fingerprints: frozenset[str] = frozenset()   # its own findings'
 
 
 def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
@@ -82,7 +86,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         key = cache.key(job) if cache else None
         hit = cache.load(key) if cache and key else None
         if hit is not None:
-            held[index] = _Held(hit.entry, hit.facts, hit.path, cached=True)
+            held[index] = _Held(hit.entry, hit.facts, hit.path, cached=True, in_cache=True,
+                                fingerprints=hit.fingerprints)
         else:
             todo.append((index, job))
             if key:
@@ -102,14 +107,16 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 _done(bar, on_done, jobs[index], held[index])
             executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice)
             for audit in executor.audits(todo, tickets=tickets):
-                if cache and audit.index in keys and audit.fault is None:
+                stored = bool(cache and audit.index in keys and audit.fault is None)
+                if stored:
                     path = cache.store(keys[audit.index], audit)
                 else:
                     path = spool / f"{audit.index}.pickle"
                     path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
-                held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
+                held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
+                                          fingerprints=frozenset(f.fingerprint for f in audit.findings))
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor)
+            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor, cache)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -130,7 +137,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
-                finished: list[Finished], executor: Executor) -> tuple[list[dict], list[dict]]:
+                finished: list[Finished], executor: Executor, cache: Cache | None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files made and written
     (on the executor's warm workers, or here), each appended to `finished`
     once written, in the jobs' order; the findings across carnets and the
@@ -143,16 +150,28 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
     html = "html" in options.formats
+    # Files kept beside a cached audit serve again when nothing they depend
+    # on changed (the workbook, whose time is inside its zip, is always made).
+    memos = cache is not None and "xlsx" not in options.formats
+    at = options.generated_at or generated_at()
     tasks = []
     for index, job in enumerate(jobs):
         across = seen.get(job.id, [])
         # Only the reports its findings across carnets link to (a batch of
         # 10,000 carnets must not send 10,000 links with each carnet).
         named = {p["carnet"] for f in across for p in f.across}
-        tasks.append((index, FinishTask(
-            job, held[index].path, out, across, series.context(job.id) if series is not None else None,
-            {cid: f"{cid}/report.html" for cid in named} if html else {},
-            frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id))))
+        task = FinishTask(job, held[index].path, out, across, series.context(job.id) if series is not None else None,
+                          {cid: f"{cid}/report.html" for cid in named} if html else {},
+                          frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id))
+        if memos and held[index].in_cache:
+            task.memo = held[index].path.with_name(MEMO_FILE)
+            task.digest = inputs_digest(task, options, held[index].fingerprints)
+            kept = recall(task.memo, task.digest)
+            if kept is not None:
+                finished.append(write_recalled(kept, job, out, at))
+                finished[-1].index = index
+                continue
+        tasks.append((index, task))
     error = None
     for fin in executor.finishes(tasks):
         if fin.fault is not None:   # its worker was lost: made here

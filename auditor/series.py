@@ -36,9 +36,18 @@ class SeriesContext:
     # this carnet (by id) are its orphans when their finding is gone.
     orphans_of: str | None = None
 
-    def digest(self) -> str:
-        """What the cache key holds of it: a change of baseline or reviews is a miss."""
-        text = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+    def digest(self, fingerprints: set[str] | None = None) -> str:
+        """What decides this carnet's files of it. Given the carnet's
+        `fingerprints`, only the reviews that can reach its files count (on its
+        findings or its baseline's, or its orphans): a review recorded on
+        another carnet of a shared file changes nothing here."""
+        reviews = self.reviews
+        if fingerprints is not None:
+            seen = set(fingerprints) | {b["fingerprint"] for b in self.baseline or ()}
+            reviews = tuple(e for e in reviews if e.get("fingerprint") in seen or self.orphans_of is None
+                            or e.get("carnet") in (self.orphans_of, None))
+        text = json.dumps({"baseline": self.baseline, "reviews": reviews, "orphans_of": self.orphans_of},
+                          sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -230,3 +230,47 @@ def test_what_decides_the_audit_is_in_the_cache_key(mixed, tmp_path, change):
     other = run_batch(jobs, tmp_path / "b", replace(Options(generated_at="2026-01-05T01:00:00Z"), **change),
                       cache_dir=cache)
     assert other.cached == 0
+
+
+def test_files_kept_beside_the_cache_are_the_fresh_render_at_this_runs_time(mixed, tmp_path, monkeypatch):
+    """A carnet whose audit and inputs (findings across carnets, baseline, reviews) did not change gets
+    its files from the cache, filled with this run's time: byte for byte a fresh render at that time."""
+    from auditor import outputs
+
+    jobs = plan([mixed])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at="2026-01-05T01:00:00Z"), cache_dir=cache)
+    made = []
+    real = outputs.finish
+    monkeypatch.setattr("auditor.batch.finishing.finish", lambda *a, **k: made.append(1) or real(*a, **k))
+    later = Options(generated_at="2026-01-06T01:00:07Z")
+    hit = run_batch(jobs, tmp_path / "tuesday", later, cache_dir=cache)
+    assert hit.cached == len(jobs) and made == []        # nothing audited, nothing rendered again
+    monkeypatch.undo()
+    run_batch(jobs, tmp_path / "fresh", later)
+    files = sorted(p.relative_to(tmp_path / "fresh") for p in (tmp_path / "fresh").rglob("*") if p.is_file())
+    assert any(p.name == "report.html" for p in files)
+    for rel in files:
+        assert (tmp_path / "tuesday" / rel).read_bytes() == (tmp_path / "fresh" / rel).read_bytes(), rel
+
+
+def test_a_review_renders_again_only_the_carnet_it_reaches(mixed, tmp_path, monkeypatch):
+    from auditor import outputs
+    from auditor.series import Series
+
+    jobs = plan([mixed])
+    cache, reviews = tmp_path / "cache", tmp_path / "reviews.jsonl"
+    options = Options(generated_at="2026-01-05T01:00:00Z")
+    run_batch(jobs, tmp_path / "n1", options, cache_dir=cache, series=Series(None, reviews))
+    doc = json.loads((tmp_path / "n1" / "2026__t2" / "findings.json").read_text(encoding="utf-8"))
+    fp = next(f["fingerprint"] for f in doc["findings"] if "across" not in f)
+    assert main(["review", str(tmp_path / "n1"), fp, "--status", "confirme", "--comment", "vu", "--by", "X",
+                 "--reviews", str(reviews)]) == 0
+    made = []
+    real = outputs.finish
+    monkeypatch.setattr("auditor.batch.finishing.finish",
+                        lambda audit, *a, **k: made.append(audit.id) or real(audit, *a, **k))
+    run_batch(jobs, tmp_path / "n2", options, cache_dir=cache, series=Series(None, reviews))
+    assert made == ["2026__t2"]
+    doc = json.loads((tmp_path / "n2" / "2026__t2" / "findings.json").read_text(encoding="utf-8"))
+    assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "confirme"

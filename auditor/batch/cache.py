@@ -80,6 +80,7 @@ class Hit:
     entry: dict
     facts: object
     path: Path
+    fingerprints: frozenset[str] = frozenset()   # its own findings' (what reviews it can be reached by)
 
 
 class Cache:
@@ -118,14 +119,14 @@ class Cache:
         """The cached carnet under `key`: its row and batch facts; None on a miss or a damaged entry."""
         d = self._dir(key)
         try:
-            entry, facts = pickle.loads((d / HEAD_FILE).read_bytes())
+            entry, facts, fingerprints = pickle.loads((d / HEAD_FILE).read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
             return None  # a damaged entry is a miss
         if not (d / AUDIT_FILE).is_file():
             return None
-        return Hit(entry, facts, d / AUDIT_FILE)
+        return Hit(entry, facts, d / AUDIT_FILE, fingerprints)
 
     def store(self, key: str, audit: CarnetAudit) -> Path:
         """Keep `audit` under `key`, written whole or not at all; the path of its audit file."""
@@ -135,7 +136,8 @@ class Cache:
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             (tmp / AUDIT_FILE).write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
-            (tmp / HEAD_FILE).write_bytes(pickle.dumps((audit.entry, audit.facts), protocol=pickle.HIGHEST_PROTOCOL))
+            head = (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings))
+            (tmp / HEAD_FILE).write_bytes(pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL))
             shutil.rmtree(d, ignore_errors=True)
             tmp.rename(d)  # atomic: a reader sees a whole entry or none
         except OSError as exc:

@@ -31,6 +31,10 @@ class FinishTask:
     reports: dict[str, str | None] = field(default_factory=dict)   # only the carnets its findings name
     history_of: frozenset[str] = frozenset()
     checked_across: dict[str, str | None] | None = None
+    # Beside its audit in the cache: its files as made for these inputs
+    # (`digest`), kept for the next run whose inputs are the same (`remember`).
+    memo: Path | None = None
+    digest: str = ""
 
     @property
     def shown(self) -> str:
@@ -59,7 +63,63 @@ class FinishTask:
             fin.error = exc.message
         fin.files = {}   # written: the run keeps only what the summary needs
         fin.index = index
+        if self.memo is not None:
+            remember(self.memo, self.digest, fin)
         return fin
+
+
+MEMO_FILE = "carnet-files.pickle"
+
+
+def inputs_digest(task: FinishTask, options: Options, fingerprints: set[str]) -> str:
+    """What decides a carnet's files besides its audit and the run's time:
+    its findings across carnets, its baseline and the reviews that can reach
+    its findings (`fingerprints`: its own), the reports its links name, its
+    history rows, the statuses of the rules across carnets, --fail-on-new."""
+    import hashlib
+    import json
+
+    fps = set(fingerprints) | {f.fingerprint for f in task.across}
+    context = task.context.digest(fps) if task.context is not None else ""
+    text = json.dumps({"across": [f.as_json() for f in task.across], "context": context, "reports": task.reports,
+                       "history_of": sorted(task.history_of), "checked": task.checked_across,
+                       "fail_on_new": options.fail_on_new, "formats": options.formats},
+                      sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def remember(memo: Path, digest: str, fin: Finished) -> None:
+    """Keep the carnet's files as made (with their time slots) beside its
+    audit in the cache; a failure to keep them costs only the next run's time."""
+    import os
+    import pickle
+
+    tmp = memo.with_name(f".{memo.name}.{os.getpid()}.part")
+    try:
+        tmp.write_bytes(pickle.dumps((digest, fin), protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, memo)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def recall(memo: Path, digest: str) -> Finished | None:
+    """The carnet's files as a run with the same inputs made them (None: none kept, or other inputs)."""
+    import pickle
+
+    try:
+        kept, fin = pickle.loads(memo.read_bytes())
+    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
+        return None
+    return fin if kept == digest and isinstance(fin, Finished) and fin.stamped else None
+
+
+def write_recalled(fin: Finished, job: CarnetJob, out: Path, at: str) -> Finished:
+    """Write the files `recall` gave, at this run's time `at`."""
+    folder = out / job.id
+    make_folder(folder)
+    for name, stamped in fin.stamped.items():
+        write_atomic(folder / name, stamped.fill(at))
+    return fin
 
 
 def lost(index: int, task: FinishTask, options: Options, kind: str, **params) -> Finished:

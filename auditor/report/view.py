@@ -654,14 +654,16 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
 
 def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] = (),
                   reports: dict[str, str | None] | None = None, series: object = None,
-                  statuses: dict[str, RuleStatus] | None = None) -> ReportView:
+                  statuses: dict[str, RuleStatus] | None = None, moment: str | None = None) -> ReportView:
     """The report as the run shows it: the draft, with the findings across
     carnets that involve this carnet (`across`, each seen from it: counted in
     its verdict and cards, listed in their section with a link to the other
     carnets' reports, `reports`: carnet id → report path in the batch), the
     baseline and reviews (`series`, series_view.report_part), the status of
-    the rules checked across carnets (`statuses`) and the run's time."""
+    the rules checked across carnets (`statuses`) and the run's time
+    (`moment`: how the page writes it, when not `moment_text(generated_at)`)."""
     view = draft.view
+    moment = moment_text(generated_at, view.lang) if moment is None else moment
     lang, lab = view.lang, view.t
     rules = view.rules
     if statuses:
@@ -672,9 +674,9 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
         summary[SEVERITY_KEYS[f.severity.label]] += 1
         summary["impact_cents"] += max(int(f.impact_cents or 0), 0)
     v = combined_verdict(draft.verdict, [f.severity.label for f in across])
-    identity = [*view.identity[:-1], Field(view.identity[-1].name, moment_text(generated_at, lang))]
+    identity = [*view.identity[:-1], Field(view.identity[-1].name, moment)]
     return replace(
-        view, generated_at=generated_at, generated_text=moment_text(generated_at, lang),
+        view, generated_at=generated_at, generated_text=moment,
         verdict=v, verdict_text=lab[f"verdict_{v}"],
         verdict_detail=lab["verdict_detail"].format(
             errors=summary["errors"], warnings=summary["warnings"], info=summary["info"],
