@@ -182,6 +182,10 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     a.add_argument("--reviews", type=Path, metavar="FILE", help="audit.reviews")
     a.add_argument("--history", type=Path, metavar="DIR", help="audit.history")
     a.add_argument("--columns", type=Path, metavar="FILE.toml", help="audit.columns")
+    a.add_argument("--inspector", metavar="NAME", default="", help="audit.inspector")
+    a.add_argument("--grade", default="", help="audit.grade")
+    a.add_argument("--place", default="", help="audit.place")
+    a.add_argument("--sign", type=Path, metavar="CERT.p12", help="audit.sign")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     c = sub.add_parser("columns", help="columns.help")
@@ -388,6 +392,7 @@ def cmd_audit(args) -> int:
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
     series = _series(args)
+    visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
                       generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
                       columns=columns)
@@ -414,7 +419,8 @@ def cmd_audit(args) -> int:
         result = run(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler, cache_dir=args.cache,
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch)
+                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch,
+                     visit=visit, sign=sign)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         _say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)
@@ -425,6 +431,22 @@ def cmd_audit(args) -> int:
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     worst = result.worst
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def _proces_verbal(args):
+    """Who audits and where (the procès-verbal's visit), and its signer when
+    --sign is given: the certificate is opened before any carnet is audited,
+    so a wrong password stops the run at once."""
+    from auditor.report.pv import Visit
+
+    visit = Visit(args.inspector.strip(), args.grade.strip(), args.place.strip())
+    if args.sign is None:
+        return visit, None
+    if "pdf" not in args.format:
+        raise UsageError("audit.sign_needs_pdf")
+    from auditor.sign import load_signer
+
+    return visit, load_signer(args.sign, args.ui)
 
 
 def _series(args):

@@ -62,13 +62,16 @@ class _Held:
 def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
         bounds: Bounds | None = None, notice: Callable | None = None, series=None, history: Path | None = None,
-        batch: bool | None = None, index_formats: tuple[str, ...] | None = None) -> RunResult:
+        batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
+        sign: Callable | None = None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
     `series`: the baseline and reviews (auditor.series.Series), applied after
     the audit (never in the cache key); `history`: the folder the run is
     appended to; `batch`: write summary.json and index.html (default: more
     than one carnet), in `index_formats` (default: the run's formats).
+    `visit` (report.pv.Visit) and `sign` (auditor.sign) are the procès-verbal's:
+    who audits, where, and how it is signed (None: unsigned).
     `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
     summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
     stops the run (WriteError); what was audited is in the cache, if any, and
@@ -112,7 +115,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished)
+            cross, tables = _finish_all(jobs, held, out, options, series, finished, visit, sign)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -133,7 +136,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
-                finished: list[Finished]) -> tuple[list[dict], list[dict]]:
+                finished: list[Finished], visit=None, sign: Callable | None = None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files, made and written
     one carnet at a time (each appended to `finished` once written); the
     findings across carnets and the tables as summary.json lists them."""
@@ -152,7 +155,8 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
             audit = run_job(index, job, options)
         context = series.context(job.id) if series is not None else None
         fin = finish(audit, options, across=seen.get(job.id, []), context=context, reports=reports,
-                     history_of={fp for fp, cid in owner.items() if cid == job.id}, checked_across=checked.get(job.id))
+                     history_of={fp for fp, cid in owner.items() if cid == job.id}, checked_across=checked.get(job.id),
+                     visit=visit, sign=sign)
         _write(fin, job, out)
         if series is not None:
             series.carry_reviews(job.id, out)
