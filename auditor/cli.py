@@ -228,6 +228,11 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     h.add_argument("--sql", metavar="QUERY", help="history.sql")
     h.add_argument("--lang", choices=LANGS, help="history.lang")
 
+    w = sub.add_parser("verify", help="verify.help")
+    w.add_argument("pdf", type=Path, metavar="PV.pdf", help="verify.pdf")
+    w.add_argument("sources", nargs="*", type=Path, metavar="SOURCE", help="verify.sources")
+    w.add_argument("--lang", choices=LANGS, help="verify.lang")
+
     r = sub.add_parser("rules", help="rules.help")
     r.add_argument("--explain", metavar="CODE", help="rules.explain")
     r.add_argument("--lang", choices=LANGS, help="rules.lang")
@@ -280,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args.lang = getattr(args, "lang", None) or args.ui_lang
     args.ui = ui
     commands = {"audit": cmd_audit, "columns": cmd_columns, "generate": cmd_generate, "template": cmd_template,
-                "review": cmd_review, "history": cmd_history, "rules": cmd_rules, "serve": cmd_serve}
+                "review": cmd_review, "history": cmd_history, "rules": cmd_rules, "serve": cmd_serve,
+                "verify": cmd_verify}
     try:
         return commands[args.command](args)
     except UsageError as exc:
@@ -480,6 +486,19 @@ def cmd_review(args) -> int:
                     status=STATUS_TEXT[args.ui].get(entry["status"], entry["status"]), by=entry["by"], target=target),
           file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    """`ecarte-audit verify`: the procès-verbal's signature, its attached findings and the sources' hashes."""
+    from auditor.verify import verify
+
+    verdict = verify(args.pdf, args.sources)
+    for ok, message in verdict.lines:
+        mark = cli_label("verify.holds" if ok else "verify.fails", args.ui)
+        print(f"{mark} {message.text(args.ui)}")
+    failed = sum(1 for ok, _ in verdict.lines if not ok)
+    print(cli_label("verify.all_hold", args.ui) if verdict.ok else cli_label("verify.some_fail", args.ui, n=failed))
+    return EXIT_OK if verdict.ok else EXIT_FINDINGS
 
 
 def cmd_history(args) -> int:
