@@ -145,7 +145,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     if "xlsx" in formats and audit.workbook is not None:
         from auditor.report.excel_report import finish_workbook
 
-        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at)
+        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at, view.reviews)
     entry = {**audit.entry, "summary": summary,
              "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
     if view.has_baseline:

@@ -72,7 +72,10 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
         return {"status_text": shown["status_text"], "justification": shown["justification"] or "",
                 "by": shown["by"] or "", "at": shown["at"], "stale": bool(r.get("stale"))}
 
-    running = t["running"].format(casino=view.casino or "?", table=view.table or "?")
+    # An unreadable carnet has no cover: its pages are named by its source file.
+    source = next((f.value for f in view.identity if f.name == lab["source"]), "")
+    running = " — ".join(p for p in (view.casino or source.replace("\\", "/").rsplit("/", 1)[-1],
+                                      t["running_table"].format(table=view.table) if view.table else "") if p)
     sha_name = lab["sha256"]
     identity = [{"name": f.name, "value": f.value, "mono": f.name == sha_name} for f in view.identity]
     identity += [
@@ -113,8 +116,7 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
         "cross": [{"code": c.code, "severity": c.severity_text, "message": c.message, "here": c.here,
                    "others": [p.text for p in c.others], "impact": c.impact, "review": review(c.fingerprint)}
                   for c in view.cross],
-        "not_checked": [{"code": r.code, "reason": f"{r.title} — {r.reason}" if r.reason else r.title}
-                        for r in view.rules if not r.checked],
+        "not_checked": _not_checked(view),
         "reading": reading,
         "visit": visit_rows,
         "done_at": t["done_at"].format(place=visit.place or blank, date=format_day(day, lang)),
@@ -125,6 +127,16 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
             {"title": t["sign_casino"], "hint": t["sign_casino_hint"]}],
         "closing": t["closing"].format(version=__version__, moment=view.generated_text),
     }
+
+
+def _not_checked(view: ReportView) -> list[dict]:
+    """The rules not checked, gathered by reason (an unreadable carnet stops them
+    all for one reason: one line, not forty), in the catalogue's order."""
+    by_reason: dict[str, list[str]] = {}
+    for r in view.rules:
+        if not r.checked:
+            by_reason.setdefault(r.reason or "", []).append(r.code)
+    return [{"codes": ", ".join(codes), "reason": reason} for reason, codes in by_reason.items()]
 
 
 def render_pdf(data: dict, findings_json: bytes, generated_at: str) -> bytes:
