@@ -105,7 +105,7 @@ def _signature(data: bytes, verdict: Verdict) -> None:
         return
     for sig in signatures:
         try:
-            status = validate_pdf_signature(sig, ValidationContext(allow_fetching=False))
+            status = validate_pdf_signature(sig, ValidationContext(trust_roots=_trust_roots(), allow_fetching=False))
         except Exception as exc:   # a damaged signature dictionary or CMS blob: not valid, and why
             verdict.check(False, Message("verify.signature_broken", reason=type(exc).__name__))
             continue
@@ -119,6 +119,18 @@ def _signature(data: bytes, verdict: Verdict) -> None:
             verdict.check(True, Message("verify.signature_trusted", signer=signer))
         else:
             verdict.check(True, Message("verify.signature_untrusted", signer=signer))
+
+
+def _trust_roots() -> list:
+    """The authorities this computer trusts (the system's store, as Python's
+    ssl module loads it): a signature whose certificate chains to one is
+    "trusted"; any other is at best "valid but not trusted"."""
+    import ssl
+
+    from asn1crypto import x509
+
+    context = ssl.create_default_context()
+    return [x509.Certificate.load(der) for der in context.get_ca_certs(binary_form=True)]
 
 
 def _signer_name(cert) -> str:
