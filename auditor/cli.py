@@ -494,7 +494,7 @@ def cmd_verify(args) -> int:
 
     verdict = verify(args.pdf, args.sources)
     for ok, message in verdict.lines:
-        mark = cli_label("verify.holds" if ok else "verify.fails", args.ui)
+        mark = cli_label("verify.holds", args.ui) if ok else cli_label("verify.fails", args.ui)
         print(f"{mark} {message.text(args.ui)}")
     failed = sum(1 for ok, _ in verdict.lines if not ok)
     print(cli_label("verify.all_hold", args.ui) if verdict.ok else cli_label("verify.some_fail", args.ui, n=failed))

@@ -78,9 +78,10 @@ def verify(pdf_path: Path, sources: list[Path] = ()) -> Verdict:
         verdict.check(False, Message("verify.no_recorded_hash", name=ATTACHMENT))
     else:
         digest = hashlib.sha256(attached[0]).hexdigest()
-        same = digest == recorded[1]
-        verdict.check(same, Message("verify.attachment_intact" if same else "verify.attachment_changed",
-                                    name=ATTACHMENT, sha256=recorded[1]))
+        if digest == recorded[1]:
+            verdict.check(True, Message("verify.attachment_intact", name=ATTACHMENT, sha256=recorded[1]))
+        else:
+            verdict.check(False, Message("verify.attachment_changed", name=ATTACHMENT, sha256=recorded[1]))
         try:
             document = json.loads(attached[0].decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -153,6 +154,8 @@ def _sources(sources: list[Path], document: dict | None, verdict: Verdict) -> No
             digest = fingerprint(source)
         except OSError as exc:
             raise UsageError("verify.cannot_read", path=source, reason=os_reason(exc)) from None
-        same = digest == expected
-        verdict.check(same, Message("verify.source_same" if same else "verify.source_differs", path=source,
-                                    named=named.get("path") or "?", sha256=digest))
+        shown = {"path": source, "named": named.get("path") or "?", "sha256": digest}
+        if digest == expected:
+            verdict.check(True, Message("verify.source_same", **shown))
+        else:
+            verdict.check(False, Message("verify.source_differs", **shown))
