@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from importlib import resources
 
 from auditor import __version__
-from auditor.i18n import format_day, labels
+from auditor.i18n import format_day
 from auditor.report.series_view import _review as review_text
 from auditor.report.view import ReportView
 
@@ -162,8 +162,3 @@ def proces_verbal(view: ReportView, reviews: dict[str, dict], document: dict, fi
     digest = hashlib.sha256(findings_json).hexdigest()
     data = pv_data(view, reviews, document, digest, visit, _rules_digest())
     return render_pdf(data, findings_json, view.generated_at)
-
-
-def pv_labels(lang: str) -> dict:
-    """The procès-verbal's labels in `lang`."""
-    return labels(lang)["pv"]
