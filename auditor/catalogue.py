@@ -79,6 +79,19 @@ def rules_root():
     return Path(__file__).resolve().parent.parent / "rules"
 
 
+def rules_digest() -> str:
+    """SHA-256 of the rulebook (the profile and every catalogue entry): what
+    the cache key and the procès-verbal name as the rules audited with."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root = rules_root()
+    for node in sorted([root.joinpath("profile.toml")] + list(root.joinpath("catalogue").iterdir()),
+                       key=lambda n: n.name):
+        h.update(node.name.encode() + b"\0" + node.read_bytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class RuleMeta:
     """One rule of the catalogue: code, article, severity, titles, explanation and messages."""

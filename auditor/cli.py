@@ -182,6 +182,10 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     a.add_argument("--reviews", type=Path, metavar="FILE", help="audit.reviews")
     a.add_argument("--history", type=Path, metavar="DIR", help="audit.history")
     a.add_argument("--columns", type=Path, metavar="FILE.toml", help="audit.columns")
+    a.add_argument("--inspector", metavar="NAME", default="", help="audit.inspector")
+    a.add_argument("--grade", default="", help="audit.grade")
+    a.add_argument("--place", default="", help="audit.place")
+    a.add_argument("--sign", type=Path, metavar="CERT.p12", help="audit.sign")
     a.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     c = sub.add_parser("columns", help="columns.help")
@@ -223,6 +227,11 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     h.add_argument("--open-since", metavar="DATE", help="history.open_since")
     h.add_argument("--sql", metavar="QUERY", help="history.sql")
     h.add_argument("--lang", choices=LANGS, help="history.lang")
+
+    w = sub.add_parser("verify", help="verify.help")
+    w.add_argument("pdf", type=Path, metavar="PV.pdf", help="verify.pdf")
+    w.add_argument("sources", nargs="*", type=Path, metavar="SOURCE", help="verify.sources")
+    w.add_argument("--lang", choices=LANGS, help="verify.lang")
 
     r = sub.add_parser("rules", help="rules.help")
     r.add_argument("--explain", metavar="CODE", help="rules.explain")
@@ -276,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args.lang = getattr(args, "lang", None) or args.ui_lang
     args.ui = ui
     commands = {"audit": cmd_audit, "columns": cmd_columns, "generate": cmd_generate, "template": cmd_template,
-                "review": cmd_review, "history": cmd_history, "rules": cmd_rules, "serve": cmd_serve}
+                "review": cmd_review, "history": cmd_history, "rules": cmd_rules, "serve": cmd_serve,
+                "verify": cmd_verify}
     try:
         return commands[args.command](args)
     except UsageError as exc:
@@ -388,6 +398,7 @@ def cmd_audit(args) -> int:
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
     series = _series(args)
+    visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
                       generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
                       columns=columns)
@@ -414,7 +425,8 @@ def cmd_audit(args) -> int:
         result = run(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler, cache_dir=args.cache,
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch)
+                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch,
+                     visit=visit, sign=sign)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         _say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)
@@ -425,6 +437,22 @@ def cmd_audit(args) -> int:
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     worst = result.worst
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+
+
+def _proces_verbal(args):
+    """Who audits and where (the procès-verbal's visit), and its signer when
+    --sign is given: the certificate is opened before any carnet is audited,
+    so a wrong password stops the run at once."""
+    from auditor.report.pv import Visit
+
+    visit = Visit(args.inspector.strip(), args.grade.strip(), args.place.strip())
+    if args.sign is None:
+        return visit, None
+    if "pdf" not in args.format:
+        raise UsageError("audit.sign_needs_pdf")
+    from auditor.sign import load_signer
+
+    return visit, load_signer(args.sign, args.ui)
 
 
 def _series(args):
@@ -458,6 +486,19 @@ def cmd_review(args) -> int:
                     status=STATUS_TEXT[args.ui].get(entry["status"], entry["status"]), by=entry["by"], target=target),
           file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    """`ecarte-audit verify`: the procès-verbal's signature, its attached findings and the sources' hashes."""
+    from auditor.verify import verify
+
+    verdict = verify(args.pdf, args.sources)
+    for ok, message in verdict.lines:
+        mark = cli_label("verify.holds", args.ui) if ok else cli_label("verify.fails", args.ui)
+        print(f"{mark} {message.text(args.ui)}")
+    failed = sum(1 for ok, _ in verdict.lines if not ok)
+    print(cli_label("verify.all_hold", args.ui) if verdict.ok else cli_label("verify.some_fail", args.ui, n=failed))
+    return EXIT_OK if verdict.ok else EXIT_FINDINGS
 
 
 def cmd_history(args) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from auditor import __version__
 from auditor.model import AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, sort_findings
@@ -25,9 +25,10 @@ from auditor.report import html_report, json_report
 
 if TYPE_CHECKING:
     from auditor.batch.plan import CarnetJob, Options
+    from auditor.report.pv import Visit
     from auditor.series import SeriesContext
 
-FORMATS = ("html", "json", "xlsx")
+FORMATS = ("html", "json", "xlsx", "pdf")
 SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}
 
 
@@ -66,7 +67,7 @@ def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Optio
     formats = options.formats
     doc = json_report.findings_document(result, result.profile, job.shown, "")
     report = workbook = None
-    if "html" in formats:
+    if "html" in formats or "pdf" in formats:   # the procès-verbal is laid out from the report's view
         report = report_draft(result, job.shown, findings_file="findings.json" if "json" in formats else None,
                               annotated_file="annotated.xlsx" if "xlsx" in formats else None)
     if "xlsx" in formats:
@@ -94,7 +95,7 @@ class Finished:
     index: int = -1
     fault: str | None = None       # its worker was lost or overran a bound: the run makes it itself
     pid: int | None = None
-    error: object = None           # a write error (a Message), raised by the run
+    error: object = None           # a write error (WriteError) in a worker, raised by the run
     stamped: dict = field(default_factory=dict)   # findings.json and report.html with their time slots (Stamped)
 
 
@@ -150,7 +151,8 @@ class Stamped:
 
 def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
            reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset(),
-           checked_across: dict[str, str | None] | None = None) -> Finished:
+           checked_across: dict[str, str | None] | None = None, visit: Visit | None = None,
+           sign: Callable[[bytes], bytes] | None = None) -> Finished:
     """The carnet's files, now that the run is known. `across`: the findings
     across carnets that involve it, each seen from it (`Finding.across`, this
     carnet first): they are findings of the carnet like its own, counted in
@@ -159,7 +161,9 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     carnets); `history_of`: the fingerprints of the findings across carnets
     whose history row this carnet carries (each is in the history once);
     `checked_across`: per rule checked across the carnets of a table, None
-    when every pair of this carnet was checked, else why not."""
+    when every pair of this carnet was checked, else why not; `visit`: who
+    audits, where (the procès-verbal); `sign`: signs the procès-verbal
+    (auditor.sign), None leaves it unsigned."""
     from auditor import series
     from auditor.report.cross_carnet import combined_verdict
 
@@ -180,22 +184,34 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
            "findings": [f.as_json() for f in findings]}
     doc = series.decorate(doc, findings, view)
     stamped: dict[str, Stamped] = {}
+    findings_text = json_report.dumps(doc)
     if "json" in formats:
-        stamped["findings.json"] = Stamped.of(json_report.dumps(doc), slot, "json")
-    if "html" in formats and audit.report is not None:
+        stamped["findings.json"] = Stamped.of(findings_text, slot, "json")
+    if audit.report is not None and ("html" in formats or "pdf" in formats):
         from auditor.report.series_view import report_part
         from auditor.report.view import finish_report
 
         lang = audit.report.view.lang
         part = report_part(findings, lang, view) if view.any() else None
-        stamped["report.html"] = Stamped.of(html_report.render("report.html.j2", finish_report(
-            audit.report, slot.iso, list(across), reports, part, statuses, moment=slot.moment)), slot, "html", lang)
+        if "html" in formats:
+            stamped["report.html"] = Stamped.of(html_report.render("report.html.j2", finish_report(
+                audit.report, slot.iso, list(across), reports, part, statuses, moment=slot.moment)), slot, "html", lang)
+        if "pdf" in formats:
+            from auditor.report.pv import FILE_NAME, Visit, proces_verbal
+
+            # One finished view, as report.html shows it; the PDF holds its time inside: made for this run.
+            shown = finish_report(audit.report, at, list(across), reports, part, statuses)
+            pdf = proces_verbal(shown, view.reviews, {**doc, "generated_at": at},
+                                Stamped.of(findings_text, slot, "json").fill(at), visit or Visit())
+            pdf_file = (FILE_NAME, sign(pdf) if sign is not None else pdf)
     files = {name: st.fill(at) for name, st in stamped.items()}
+    if "pdf" in formats and audit.report is not None:
+        files[pdf_file[0]] = pdf_file[1]
     if "xlsx" in formats and audit.workbook is not None:
         from auditor.report.excel_report import finish_workbook
 
         # The workbook's time is in its zip entries and properties: made for this run.
-        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at)
+        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at, view.reviews)
     entry = {**audit.entry, "summary": summary,
              "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
     if view.has_baseline:

@@ -63,13 +63,16 @@ class _Held:
 def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
         bounds: Bounds | None = None, notice: Callable | None = None, series=None, history: Path | None = None,
-        batch: bool | None = None, index_formats: tuple[str, ...] | None = None) -> RunResult:
+        batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
+        sign: Callable | None = None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
     `series`: the baseline and reviews (auditor.series.Series), applied after
     the audit (never in the cache key); `history`: the folder the run is
     appended to; `batch`: write summary.json and index.html (default: more
     than one carnet), in `index_formats` (default: the run's formats).
+    `visit` (report.pv.Visit) and `sign` (auditor.sign) are the procès-verbal's:
+    who audits, where, and how it is signed (None: unsigned).
     `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
     summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
     stops the run (WriteError); what was audited is in the cache, if any, and
@@ -116,7 +119,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
                                           fingerprints=frozenset(f.fingerprint for f in audit.findings))
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor, cache)
+            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor, cache, visit, sign)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -137,11 +140,13 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
-                finished: list[Finished], executor: Executor, cache: Cache | None) -> tuple[list[dict], list[dict]]:
+                finished: list[Finished], executor: Executor, cache: Cache | None, visit=None,
+                sign: Callable | None = None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files made and written
     (on the executor's warm workers, or here), each appended to `finished`
     once written, in the jobs' order; the findings across carnets and the
-    tables as summary.json lists them."""
+    tables as summary.json lists them. A procès-verbal is made here: its
+    signing key never leaves this process."""
     facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
     profile = load_profile()
     cross = check_batch(facts, profile, options.lang) if len(facts) > 1 else []
@@ -152,7 +157,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     html = "html" in options.formats
     # Files kept beside a cached audit serve again when nothing they depend
     # on changed (the workbook, whose time is inside its zip, is always made).
-    memos = cache is not None and "xlsx" not in options.formats
+    memos = cache is not None and not {"xlsx", "pdf"} & set(options.formats)
     at = options.generated_at or generated_at()
     tasks = []
     for index, job in enumerate(jobs):
@@ -162,7 +167,8 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         named = {p["carnet"] for f in across for p in f.across}
         task = FinishTask(job, held[index].path, out, across, series.context(job.id) if series is not None else None,
                           {cid: f"{cid}/report.html" for cid in named} if html else {},
-                          frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id))
+                          frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id),
+                          visit=visit, sign=sign)
         if memos and held[index].in_cache:
             task.memo = held[index].path.with_name(MEMO_FILE)
             task.digest = inputs_digest(task, options, held[index].fingerprints)
@@ -173,7 +179,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
                 continue
         tasks.append((index, task))
     error = None
-    for fin in executor.finishes(tasks):
+    for fin in executor.finishes(tasks, here="pdf" in options.formats):
         if fin.fault is not None:   # its worker was lost: made here
             fin = tasks[fin.index][1].perform(fin.index, options)
         if fin.error is not None:
@@ -183,7 +189,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
             continue
         finished.append(fin)
     if error is not None:
-        raise WriteError(error)
+        raise error
     finished.sort(key=lambda f: f.index)
     states: dict[str, dict] = {}
     for index, job in enumerate(jobs):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from outputs import GOLD, LANGS, SUFFIX, gold_files  # noqa: E402
+from outputs import GOLD, LANGS, PV_GOLD, SUFFIX, gold_files, pv_gold_text  # noqa: E402
 
 
 def main() -> int:
@@ -27,6 +28,12 @@ def main() -> int:
             target.write_bytes(data)
             count += 1
     print(f"{GOLD.relative_to(ROOT)}: {count} files")
+    # The procès-verbal's text, apart: its PDF bytes are compared by a dump, not kept.
+    PV_GOLD.mkdir(parents=True, exist_ok=True)
+    for lang in LANGS:
+        with tempfile.TemporaryDirectory() as out:
+            (PV_GOLD / f"{lang}.txt").write_text(pv_gold_text(lang, Path(out)), encoding="utf-8")
+    print(f"{PV_GOLD.relative_to(ROOT)}: {len(LANGS)} files")
     return 0
 
 

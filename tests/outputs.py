@@ -140,3 +140,28 @@ def gold_files(lang: str) -> dict[str, bytes]:
         out = Path(tmp) / "out"
         audit_tree([Path("sample_carnets")], out, lang)
         return comparable_files(out)
+
+
+# -- the procès-verbal's gold: its text as pypdf extracts it ---------------------
+
+PV_GOLD = ROOT / "tests" / "gold-pv"
+PV_SAMPLE = ROOT / "sample_carnets" / "infractions" / "prelevements"   # findings with money and an information
+
+
+def pv_text(data: bytes) -> str:
+    """The text of a PDF, page by page (a form feed between pages), as pypdf extracts it."""
+    from pypdf import PdfReader
+
+    return "\f\n".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages) + "\n"
+
+
+def pv_gold_text(lang: str, out: Path) -> str:
+    """The unsigned procès-verbal of PV_SAMPLE in `lang`, with the fixed clock and a visit, as text."""
+    from auditor.cli import main
+
+    # From the repository, with a relative path: the PV names its source as given.
+    with fixed_clock(), contextlib.chdir(ROOT):
+        main(["audit", str(PV_SAMPLE.relative_to(ROOT)), "--out", str(out), "--format", "pdf", "--lang", lang, "--fail-on", "never",
+              "--jobs", "1", "--quiet", "--inspector", "Jeanne Dupont", "--grade", "Inspectrice principale",
+              "--place", "Forges-les-Eaux"])
+    return pv_text((out / PV_SAMPLE.name / "proces-verbal.pdf").read_bytes())

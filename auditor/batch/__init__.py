@@ -59,15 +59,17 @@ class Executor:
             return (audit_here(index, job, self.options, self.bounds, tickets) for index, job in todo)
         return self.stack.enter_context(contextlib.closing(self._pool().run(todo)))
 
-    def finishes(self, tasks: list[tuple[int, FinishTask]]) -> Iterator[Finished]:
+    def finishes(self, tasks: list[tuple[int, FinishTask]], here: bool = False) -> Iterator[Finished]:
         """Each carnet's files made and written, as they come (in any order):
         on the local pool's workers (warm from the audits, or started for
         these) when there are enough carnets to pay for it; else here, one
         after the other. A task whose worker
-        was lost comes back with its `fault` set: the caller makes it itself."""
+        was lost comes back with its `fault` set: the caller makes it itself.
+        `here`: make them all in this process (a procès-verbal's signing key
+        stays in it)."""
         if not tasks:
             return iter(())
-        local = not self.scheduler and self.workers > 1 and len(tasks) >= POOL_FINISH_FROM
+        local = not here and not self.scheduler and self.workers > 1 and len(tasks) >= POOL_FINISH_FROM
         if not local:
             return (task.perform(index, self.options) for index, task in tasks)
         return self.stack.enter_context(contextlib.closing(self._pool().run(tasks, fault=lost)))

@@ -17,7 +17,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.atomic import write_failure
 from auditor.batch.plan import CarnetJob, Options
-from auditor.catalogue import rules_root
+from auditor.catalogue import rules_digest
 from auditor.errors import WriteError
 from auditor.read.raw import file_digest, sha256_of_digests
 from auditor.outputs import CarnetAudit
@@ -38,15 +38,6 @@ def _digest(path: Path) -> bytes:
     if digest is None:
         raise OSError(f"cannot read {path}")
     return digest
-
-
-def _rules_digest() -> str:
-    h = hashlib.sha256()
-    root = rules_root()
-    for node in sorted([root.joinpath("profile.toml")] + list(root.joinpath("catalogue").iterdir()),
-                       key=lambda n: n.name):
-        h.update(node.name.encode() + b"\0" + node.read_bytes())
-    return h.hexdigest()
 
 
 def _templates_digest() -> str:
@@ -98,7 +89,7 @@ class Cache:
     def __init__(self, folder: Path, options: Options):
         self.folder = folder
         chosen = {f.name: repr(getattr(options, f.name)) for f in fields(options) if f.name not in NOT_IN_KEY}
-        self.salt = json.dumps({"version": __version__, "rules": _rules_digest(), "templates": _templates_digest(),
+        self.salt = json.dumps({"version": __version__, "rules": rules_digest(), "templates": _templates_digest(),
                                 "python": sys.version_info[:2], "options": chosen}, sort_keys=True)
 
     def key(self, job: CarnetJob) -> str | None:

@@ -35,6 +35,8 @@ class FinishTask:
     # (`digest`), kept for the next run whose inputs are the same (`remember`).
     memo: Path | None = None
     digest: str = ""
+    visit: object = None                         # the procès-verbal's visit (report.pv.Visit)
+    sign: object = None                          # how it is signed; never sent to a worker (Executor.finishes)
 
     @property
     def shown(self) -> str:
@@ -51,7 +53,8 @@ class FinishTask:
         if audit is None:   # its cache entry went away since it was looked up: audited again
             audit = run_job(index, self.job, options)
         fin = finish(audit, options, across=self.across, context=self.context, reports=self.reports,
-                     history_of=set(self.history_of), checked_across=self.checked_across)
+                     history_of=set(self.history_of), checked_across=self.checked_across, visit=self.visit,
+                     sign=self.sign)
         try:
             folder = self.out / self.job.id
             make_folder(folder)
@@ -60,7 +63,7 @@ class FinishTask:
         except WriteError as exc:
             if not catch:
                 raise
-            fin.error = exc.message
+            fin.error = exc
         fin.files = {}   # written: the run keeps only what the summary needs
         fin.index = index
         if self.memo is not None:

@@ -30,7 +30,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.hyperlink import Hyperlink
 
 from auditor.model import AuditResult
-from auditor.i18n import labels
+from auditor.i18n import format_day, labels
 from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
@@ -111,15 +111,17 @@ def workbook_draft(result: AuditResult, source_path: str | Path, lang: str | Non
     return WorkbookDraft(base, sheets, lang)
 
 
-def finish_workbook(draft: WorkbookDraft, findings: list[Finding], stamp: str) -> bytes:
+def finish_workbook(draft: WorkbookDraft, findings: list[Finding], stamp: str,
+                    reviews: dict[str, dict] | None = None) -> bytes:
     """annotated.xlsx: the draft's workbook with every finding as a comment on
     its cell and the findings sheet, in time proportional to the findings and
-    the sheets they touch (xlsx_parts)."""
+    the sheets they touch (xlsx_parts). `reviews`: fingerprint → latest
+    decision (series.SeriesView.reviews), shown in the findings sheet."""
     lang = draft.lang
     lab = labels(lang)
     anchors = [anchor_of(f, draft.sheets) for f in findings]
     findings_wb = Workbook(write_only=True)
-    _findings_sheet(findings_wb, findings, anchors, lab, lang)
+    _findings_sheet(findings_wb, findings, anchors, lab, lang, reviews)
     if draft.base is not None:
         try:
             return _annotated_parts(draft.base, draft.sheets, findings, anchors, findings_wb, lab, lang, stamp)
@@ -321,14 +323,23 @@ def _notes(findings: list[Finding], anchors, lab: dict, lang: str) -> dict[str, 
     return dict(notes)
 
 
-def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, lang: str) -> None:
+def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, lang: str,
+                    reviews: dict[str, dict] | None = None) -> None:
     """The list of findings, written row by row (`wb` is a write-only
-    workbook): its cost is that of the findings, cell styles shared."""
+    workbook): its cost is that of the findings, cell styles shared. The
+    review columns are there only when some finding has a review, so a
+    workbook without reviews stays byte for byte what it was."""
+    from auditor.reviews import STATUS_TEXT
+
+    reviewed = {f.fingerprint: reviews[f.fingerprint] for f in findings if reviews and f.fingerprint in reviews}
     ws = wb.create_sheet(unique_sheet_title(wb.sheetnames, lab["xlsx_findings_sheet"]))
     ws.sheet_view.tabSelected = True
     head = ["xlsx_col_no", "rule", "severity", "article", "seance", "coup", "rang", "message", "xlsx_col_table",
             "xlsx_col_row", "xlsx_col_column", "cell", "expected", "found", "impact"]
     widths = [6, 10, 11, 14, 8, 7, 6, 70, 12, 7, 14, 16, 16, 16, 14]
+    if reviewed:
+        head += ["xlsx_col_review", "xlsx_col_justification", "xlsx_col_by", "xlsx_col_review_date"]
+        widths += [14, 50, 18, 12]
     bold = Font(bold=True)
     link = Font(color="FF0563C1", underline="single")
     for c, width in enumerate(widths, start=1):
@@ -374,6 +385,15 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
         cell._style = copy(euro_style)
         return cell
 
+    def review_cells(f: Finding) -> list:
+        if not reviewed:
+            return []
+        r = reviewed.get(f.fingerprint)
+        if r is None:
+            return [None] * 4
+        return [_text_cell(ws, STATUS_TEXT[lang].get(r["status"], r["status"])), wrap(r.get("justification")),
+                _text_cell(ws, r.get("by")), _text_cell(ws, format_day((r.get("at") or "")[:10], lang))]
+
     for i, (f, where) in enumerate(zip(findings, anchors), start=1):
         target = None
         if where is not None:
@@ -391,4 +411,4 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
                    _text_cell(ws, f.table), number(f.row), _text_cell(ws, f.column), target,
                    wrap(value_text(f.expected, lab) if f.expected is not None else None),
                    wrap(value_text(f.found, lab) if f.found is not None else None),
-                   amount(f.impact_cents) if f.impact_cents else None])
+                   amount(f.impact_cents) if f.impact_cents else None, *review_cells(f)])

@@ -82,6 +82,7 @@ class FindingRow:
     impact_cents: int
     seance_key: str        # filter value: the séance number, or NO_SEANCE
     values: list[str]      # the cells under the group's value_heads
+    fingerprint: str = ""  # the finding's identity: its review, in the procès-verbal
 
 
 @dataclass
@@ -149,6 +150,7 @@ class CrossItem:
     here: str              # where it sits in this carnet
     others: list[Place]    # the other carnets, linked when their report is in the batch
     impact: str
+    fingerprint: str = ""  # its review, in the procès-verbal
 
 
 @dataclass
@@ -364,7 +366,7 @@ def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
         where=clip(_where(f, lab)), expected=expected, found=found,
         impact=format_cents(f.impact_cents, lang) if f.impact_cents else "",
         impact_cents=int(f.impact_cents), seance_key=_seance_key(f),
-        values=[special[1](f)] if special else [expected, found])
+        values=[special[1](f)] if special else [expected, found], fingerprint=f.fingerprint or "")
 
 
 def _positive_impact(findings) -> int:
@@ -719,7 +721,7 @@ def _cross_item(f: Finding, reports: dict[str, str | None], lab: dict, lang: str
         # The reports of a batch sit side by side: OUT/<id>/report.html.
         others=[Place(_place_text(c, lab), f"../{reports[c['carnet']]}" if reports.get(c.get("carnet")) else None)
                 for c in others],
-        impact=format_cents(f.impact_cents, lang) if f.impact_cents else "")
+        impact=format_cents(f.impact_cents, lang) if f.impact_cents else "", fingerprint=f.fingerprint or "")
 
 
 def _audited_root(paths: list[str]) -> str:

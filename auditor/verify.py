@@ -1,0 +1,161 @@
+"""`ecarte-audit verify PV.pdf [SOURCE…]`: does a procès-verbal still say
+what the audit wrote?
+
+Three things are checked, each said in the user's language:
+- the signature (PAdES, pyHanko): intact, cryptographically valid, covering
+  the whole file; a certificate no trusted authority vouches for (a
+  self-signed one) is "valid but not trusted", which holds, and is said;
+- the attached findings.json: its SHA-256 is the one the procès-verbal
+  records (in its keywords, printed in its identity table);
+- each SOURCE given: its SHA-256, computed as the audit computes it, is the
+  one the attached findings.json names.
+
+No network: certificates are not fetched, revocation is not looked up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.errors import Message, UsageError, os_reason
+from auditor.report.pv import KEYWORD_RE
+
+ATTACHMENT = "findings.json"
+
+
+@dataclass
+class Verdict:
+    """Each check in order: whether it holds, and what it says."""
+
+    lines: list[tuple[bool, Message]] = field(default_factory=list)
+
+    def check(self, ok: bool, message: Message) -> None:
+        """Record one check."""
+        self.lines.append((ok, message))
+
+    @property
+    def ok(self) -> bool:
+        """Everything checked holds."""
+        return all(ok for ok, _ in self.lines)
+
+
+def verify(pdf_path: Path, sources: list[Path] = ()) -> Verdict:
+    """Check the procès-verbal at `pdf_path` and the `sources` against it."""
+    try:
+        data = pdf_path.read_bytes()
+    except OSError as exc:
+        raise UsageError("verify.cannot_read", path=pdf_path, reason=os_reason(exc)) from None
+    for source in sources:
+        if not source.exists():
+            raise UsageError("main.no_such_path", path=source)
+    # pyHanko logs why a certificate is not trusted (traceback included) and
+    # pypdf what it finds damaged; the verdict says it in one line, in the
+    # user's language.
+    for name in ("pypdf", "pyhanko", "pyhanko_certvalidator"):
+        logging.getLogger(name).addHandler(logging.NullHandler())
+        logging.getLogger(name).propagate = False
+    verdict = Verdict()
+    try:
+        from pypdf import PdfReader
+
+        reader = PdfReader(io.BytesIO(data))
+        keywords = str((reader.metadata or {}).get("/Keywords") or "")
+        attached = reader.attachments.get(ATTACHMENT) or []
+    except Exception:   # pypdf raises many kinds on a damaged file: any of them means "not a readable PDF"
+        verdict.check(False, Message("verify.not_a_pdf", path=pdf_path))
+        return verdict
+    _signature(data, verdict)
+    recorded = KEYWORD_RE.search(keywords)
+    document = None
+    if len(attached) != 1:
+        verdict.check(False, Message("verify.no_attachment", name=ATTACHMENT))
+    elif recorded is None:
+        verdict.check(False, Message("verify.no_recorded_hash", name=ATTACHMENT))
+    else:
+        digest = hashlib.sha256(attached[0]).hexdigest()
+        if digest == recorded[1]:
+            verdict.check(True, Message("verify.attachment_intact", name=ATTACHMENT, sha256=recorded[1]))
+        else:
+            verdict.check(False, Message("verify.attachment_changed", name=ATTACHMENT, sha256=recorded[1]))
+        try:
+            document = json.loads(attached[0].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            document = None
+    if sources:
+        _sources(sources, document, verdict)
+    return verdict
+
+
+def _signature(data: bytes, verdict: Verdict) -> None:
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+    from pyhanko_certvalidator import ValidationContext
+
+    try:
+        signatures = PdfFileReader(io.BytesIO(data), strict=False).embedded_signatures
+    except Exception:   # a file pyHanko cannot parse has no signature it could check
+        signatures = []
+    if not signatures:
+        verdict.check(False, Message("verify.not_signed"))
+        return
+    for sig in signatures:
+        try:
+            status = validate_pdf_signature(sig, ValidationContext(trust_roots=_trust_roots(), allow_fetching=False))
+        except Exception as exc:   # a damaged signature dictionary or CMS blob: not valid, and why
+            verdict.check(False, Message("verify.signature_broken", reason=type(exc).__name__))
+            continue
+        signer = _signer_name(status.signing_cert)
+        if not (status.intact and status.valid):
+            verdict.check(False, Message("verify.signature_invalid", signer=signer))
+        elif status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
+            # Signed, then something added after the signature (an incremental update).
+            verdict.check(False, Message("verify.signature_not_whole", signer=signer))
+        elif status.trusted:
+            verdict.check(True, Message("verify.signature_trusted", signer=signer))
+        else:
+            verdict.check(True, Message("verify.signature_untrusted", signer=signer))
+
+
+def _trust_roots() -> list:
+    """The authorities this computer trusts (the system's store, as Python's
+    ssl module loads it): a signature whose certificate chains to one is
+    "trusted"; any other is at best "valid but not trusted"."""
+    import ssl
+
+    from asn1crypto import x509
+
+    context = ssl.create_default_context()
+    return [x509.Certificate.load(der) for der in context.get_ca_certs(binary_form=True)]
+
+
+def _signer_name(cert) -> str:
+    """The certificate's common name, else its whole subject."""
+    if cert is None:
+        return "?"
+    return cert.subject.native.get("common_name") or cert.subject.human_friendly
+
+
+def _sources(sources: list[Path], document: dict | None, verdict: Verdict) -> None:
+    from auditor.batch.cache import fingerprint
+
+    named = ((document or {}).get("source") or {}) if isinstance(document, dict) else {}
+    expected = named.get("sha256")
+    if not expected:
+        verdict.check(False, Message("verify.no_source_hash"))
+        return
+    for source in sources:
+        try:
+            digest = fingerprint(source)
+        except OSError as exc:
+            raise UsageError("verify.cannot_read", path=source, reason=os_reason(exc)) from None
+        shown = {"path": source, "named": named.get("path") or "?", "sha256": digest}
+        if digest == expected:
+            verdict.check(True, Message("verify.source_same", **shown))
+        else:
+            verdict.check(False, Message("verify.source_differs", **shown))
