@@ -54,6 +54,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_nightly.py
 	$(BIN)/python bench/bench_batch_memory.py
+	$(BIN)/python bench/bench_archive.py
 
 # Regenerate the sample carnets (deterministic) from scripts/make_samples.py.
 samples: $(STAMP)

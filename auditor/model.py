@@ -204,6 +204,9 @@ class BatchCarnet:
       detachment, `(valeur_cents, first_no, first_seance, first_coup, first_row,
       first_cell, last_no, last_seance, last_coup, last_row, last_cell)`.
     - `books`: the registered books `(valeur_cents, premier, dernier)` of `carnets_tickets`.
+    - `open_books`: per value, the book still in progress at the carnet's end (its
+      EC83-02), `(valeur_cents, book_first, book_last, last_used)`: index.html's
+      archive tells the books the next carnet continues from the table's open ones.
     Cells are Excel references for workbooks, None for CSV folders.
     """
 
@@ -219,3 +222,4 @@ class BatchCarnet:
     seances: tuple = ()
     ticket_ends: tuple = ()
     books: tuple = ()
+    open_books: tuple = ()

@@ -267,9 +267,11 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     if "json" in formats:
         write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
+        from auditor.report.archive_view import archive_view
         from auditor.report.series_view import index_part
         from auditor.report.view import index_view
 
         view = index_view(doc, lang)
         view.series = index_part(entries, lang, trends)
+        view.archive = archive_view(doc, lang)
         write_atomic(out / "index.html", html_report.render("index.html.j2", view))

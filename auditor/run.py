@@ -29,6 +29,7 @@ from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_reca
 from auditor.report.json_report import generated_at
 from auditor.catalogue import load_profile
 from auditor.checks.archive import archive_statuses
+from auditor.derived.table_archive import describe_tables
 from auditor.errors import Message, WriteError
 from auditor.model import Severity
 from auditor.outputs import Finished, write_batch
@@ -152,6 +153,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     cross = check_batch(facts, profile, options.lang) if len(facts) > 1 else []
     # The rules across the carnets of a table: checked for each carnet, or why not.
     checked, tables = archive_statuses(facts, profile, options.lang) if facts else ({}, [])
+    tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
     html = "html" in options.formats

@@ -44,7 +44,8 @@ ALLOWED = {
     "batch": {"model", "read", "audit", "render", "report", "derived", "tickets", "synth"},
     "synth": {"model"},
     # The run service: the command line's and the local page's one way to audit.
-    "run": {"model", "read", "audit", "render", "report", "batch", "checks"},
+    # (derived: the tables' timelines summary.json lists, from the carnets' batch facts)
+    "run": {"model", "read", "audit", "render", "report", "batch", "checks", "derived"},
     "face": {"model", "read", "normalise", "derived", "tickets", "checks", "report", "audit", "render", "batch",
              "synth", "run"},
 }

@@ -40,9 +40,16 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
 def batch_facts(result, job: CarnetJob) -> BatchCarnet:
     """What the checks over the batch need of this carnet: its place in its
     table (casino, table, séances), its ticket runs and ends, its books."""
-    from auditor.derived.batch_facts import batch_facts as facts
+    from dataclasses import replace
 
-    return facts(result.carnet, job.id, job.shown, result.profile)
+    from auditor.derived.batch_facts import batch_facts as facts
+    from auditor.tickets.ledger import open_books
+
+    out = facts(result.carnet, job.id, job.shown, result.profile)
+    # The ledger lives above the derived facts: its open books are added here.
+    if out.placeable and out.tickets_readable:
+        out = replace(out, open_books=open_books(result.carnet, result.profile))
+    return out
 
 
 def fault_output(index: int, job: CarnetJob, options: Options, kind: str, **params) -> CarnetAudit:

@@ -168,14 +168,9 @@ def last_book_in_progress(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: 0,10 € tickets end at 400, the last of book 201-400.
     """
     led = ledger(carnet, profile)
-    us, ue = led.used_in_books
-    if len(ue) == 0:
+    last, first, end = led.open_books
+    if len(last) == 0:
         return
-    vid = ue // led.stride
-    last = ue[np.r_[vid[1:] != vid[:-1], True]]       # highest number used in a book, per value
-    first, end = led.book_of(last)
-    open_ = end > last
-    last, first, end = last[open_], first[open_], end[open_]
     valeur = led.valeur(last)
     hit = led.located(led.covering(last), last=led.number(last), book_first=led.number(first),
                       book_last=led.number(end), remaining=end - last, valeur=valeur)

@@ -272,6 +272,7 @@ class IndexView(Page):
     verdict_counts: list[Count]
     totals: IndexTotals
     series: object = None        # baseline counts and trends (series_view.index_part), set by the renderer
+    archive: object = None       # each table's archive (archive_view.archive_view), set by the renderer
 
 
 @dataclass

@@ -105,6 +105,21 @@ class TicketBooks:
         return merge(s, e)
 
     @cached_property
+    def open_books(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per value, the book of its highest number used, when that book is
+        still in progress (EC83-02): the last key used, the book's first and
+        last keys. What the carnet hands over to the table's next carnet."""
+        us, ue = self.used_in_books
+        if len(ue) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        vid = ue // self.stride
+        last = ue[np.r_[vid[1:] != vid[:-1], True]]       # highest number used in a book, per value
+        first, end = self.book_of(last)
+        open_ = end > last
+        return last[open_], first[open_], end[open_]
+
+    @cached_property
     def missing(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The stretches of missing numbers (EC83-01): start and end keys, and the
         key where numbers resume after each. Holes between used numbers, kept

@@ -289,6 +289,19 @@ def ledger(carnet: Carnet, profile: Profile) -> TicketLedger:
     return TicketLedger(carnet, profile)
 
 
+def open_books(carnet: Carnet, profile: Profile) -> tuple[tuple[int, int, int, int], ...]:
+    """The carnet's books still in progress at its end (EC83-02), as plain
+    ints `(valeur_cents, book_first, book_last, last_used)` in value order:
+    the batch facts carry them so a table's archive can tell a book the next
+    carnet continues from a book the table really left open."""
+    if "tickets" not in carnet.tables:
+        return ()
+    led = ledger(carnet, profile)
+    last, first, end = led.open_books
+    return tuple(zip(led.valeur(last).tolist(), led.number(first).tolist(), led.number(end).tolist(),
+                     led.number(last).tolist()))
+
+
 def carnet_runs(carnet: Carnet) -> list[list[int]]:
     """The carnet's readable ticket runs as plain lists `[valeur_cents, premier,
     dernier, seance, coup, row]` (premier ≤ dernier): what a batch worker hands
