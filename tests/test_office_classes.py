@@ -293,3 +293,64 @@ def test_a_mixed_carnet_gives_ec00_02_on_its_smaller_side(tmp_path):
     result = run(us)
     order = [f for f in result.findings if f.code == "EC00-02" and f.found == "25/03/2026"]
     assert len(order) == 1 and order[0].table == "seances" and order[0].row == 2
+
+
+# -- a far formatted cell saved by real software (tests/fixtures/office3/far) -------------------
+
+FAR = Path(__file__).parent / "fixtures" / "office3" / "far"
+TABLES = ["carnet", "seances", "fiches", "coups", "mises", "tickets", "carnets_tickets"]
+
+
+@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("name", ["far-openpyxl.xlsx", "far-lo.ods", "far-gnumeric.ods", "far-lo.xls",
+                                  "far-gnumeric.xls"])
+def test_a_far_formatted_cell_saved_by_real_software_is_no_part_of_the_table(name, table):
+    # Each container, each table: read as the original (same rows, columns, cells), no EC00-01.
+    got = read_carnet(FAR / name)
+    base = read_carnet(XLSX_CARNET)
+    assert not got.unreadable and not [p for p in got.problems if p.code == "EC00-01"], got.problems
+    a, b = got.tables[table], base.tables[table]
+    assert a.rows_read == b.rows_read and list(a.df.columns) == list(b.df.columns)
+    assert a.df.astype(str).values.tolist() == b.df.astype(str).values.tolist()
+
+
+@pytest.mark.parametrize("name", ["far-openpyxl.xlsx", "far-lo.ods", "far-gnumeric.ods", "far-lo.xls",
+                                  "far-gnumeric.xls"])
+def test_a_far_formatted_cell_saved_by_real_software_keeps_the_findings(name):
+    assert sorted(map(key, run(FAR / name).findings)) == sorted(map(key, run(XLSX_CARNET).findings))
+
+
+def test_gnumeric_xls_holds_the_far_blank_and_declares_the_whole_grid():
+    # What makes the fixture worth having: the BLANK at IV65536 and a DIMENSIONS
+    # record of 65,536 × 256 in every sheet (calamine would reserve 16 million cells).
+    import struct
+
+    from auditor.read.container_guard import _records, _xls_sheets, _xls_stream
+
+    stream, _ = _xls_stream((FAR / "far-gnumeric.xls").read_bytes())
+    for _name, offset in _xls_sheets(stream):
+        recs = {typ: stream[at:at + size] for typ, at, size in _records(stream, offset) if typ in (0x0200, 0x0201)}
+        assert struct.unpack_from("<IIHH", recs[0x0200]) == (0, 65536, 0, 256)
+        assert struct.unpack_from("<HH", recs[0x0201]) == (65535, 255)
+
+
+def test_a_far_value_in_an_xls_is_a_real_giant_grid_and_refused():
+    got = run(FAR / "farvalue-gnumeric.xls")
+    assert [f.code for f in got.findings] == ["EC00-01"] and "256" in got.findings[0].message
+
+
+def test_an_xls_declared_grid_is_cut_to_its_cells_for_calamine():
+    from auditor.limits import DEFAULT_LIMITS
+    from auditor.read.container_guard import _records, _xls_sheets, _xls_stream, check_xls
+
+    check = check_xls((FAR / "far-gnumeric.xls").read_bytes(), DEFAULT_LIMITS)
+    assert check.workbook is not None
+    import struct
+
+    stream, _ = _xls_stream(check.workbook)
+    for name, offset in _xls_sheets(stream):
+        dims = [stream[at:at + size] for typ, at, size in _records(stream, offset) if typ == 0x0200][0]
+        scan = check.scans[name]
+        assert struct.unpack_from("<IIHH", dims) == (0, scan.max_row, 0, scan.max_col) and scan.max_col < 20
+    # A workbook whose declared grids are its cells is handed over as it is.
+    assert check_xls((FAR / "far-lo.xls").read_bytes(), DEFAULT_LIMITS).workbook is None
