@@ -9,10 +9,14 @@
 - a sample carnet through every real writer here (LibreOffice, Gnumeric,
   pandas with xlsxwriter and openpyxl): the original's findings, or a loud
   EC00-02 (xlsxwriter's formulas, never computed);
-- month-first text dates (an office program's CSV export in an English locale).
+- month-first text dates (an office program's CSV export in an English locale);
+- a far formatted cell saved by LibreOffice and Gnumeric, per container and table;
+- every workbook sample through LibreOffice's and Gnumeric's CSV export, in
+  French and English locales: the original, a loud EC00-02, or a named
+  silent reading where no cell tells the order of the dates.
 
-The workbooks of tests/fixtures/office2/ were made by that software
-(make_office2.py); CI does not need it.
+The workbooks of tests/fixtures/office2/ and the files of office3/ were made
+by that software (make_office2.py, make_office3.py); CI does not need it.
 """
 
 from __future__ import annotations
@@ -462,3 +466,13 @@ def test_a_month_first_export_is_recognised_from_a_day_above_12():
     got = run(OFFICE3 / "csv" / "couverture-et-seances-late-lo-raw-en")
     assert got.carnet.reading["dates"]["order"] == "month_first"
     assert any(b > 12 for _, b in _text_dates(OFFICE3 / "csv" / "couverture-et-seances-late-lo-raw-en"))
+
+
+def test_an_xls_copy_olefile_cannot_write_falls_back_to_judging_the_declared_grid(monkeypatch):
+    # A workbook stream in the OLE mini-stream cannot be rewritten by olefile:
+    # calamine would reserve the declared grid, so the limits judge it (loud).
+    from auditor.read import container_guard
+
+    monkeypatch.setattr(container_guard, "_with_stream", lambda *a: None)
+    got = run(FAR / "far-gnumeric.xls")
+    assert [f.code for f in got.findings] == ["EC00-01"] and got.carnet.unreadable
