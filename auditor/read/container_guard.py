@@ -12,7 +12,10 @@ calamine sees it:
   calamine expands them, and for formulas;
 - `.xls` is an OLE compound file, not a zip: olefile opens it (a damaged
   sector chain is refused), then the BIFF records of every sheet are walked
-  for the cells calamine would place and the dimensions it would reserve;
+  for the cells holding a value (calamine places no BLANK or MULBLANK
+  cell); a DIMENSIONS record declaring more than those cells (a formatted
+  far blank cell, or a lie) is rewritten to them in a copy of the file,
+  since calamine reserves the declared grid before reading a cell;
 - `.xlsb` is a zip of binary parts: the zip checks, then the records of
   every worksheet part are walked likewise.
 
@@ -41,6 +44,9 @@ class ContainerCheck:
     # The .ods's content.xml without its layout whitespace, when it had some
     # (calamine refuses it otherwise): what calamine is given instead.
     content: bytes | None = None
+    # The .xls with its DIMENSIONS records rewritten to the cells holding a
+    # value, when one declared more: the whole file calamine is given instead.
+    workbook: bytes | None = None
 
 
 # -- .ods ----------------------------------------------------------------------------
@@ -201,29 +207,71 @@ def error_text(code: int) -> str:
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Records whose first two fields are the cell's row and column (BIFF8).
-_XLS_CELLS = frozenset({0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, 0x00FD, 0x0006, 0x0201})
+_XLS_CELLS = frozenset({0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, 0x00FD, 0x0006})
 _XLS_MULTI = frozenset({0x00BD, 0x00BE})   # MULRK, MULBLANK: row, first column … last column
+# BLANK and MULBLANK only format a cell: calamine places neither, so they are
+# no part of a sheet's size (format v1.2), however far they are.
+_XLS_FORMAT_ONLY = frozenset({0x0201, 0x00BE})
 _XLS_DIMENSIONS = 0x0200
 _XLS_BOUNDSHEET = 0x0085
 _XLS_BOF, _XLS_EOF = 0x0809, 0x000A
 
 
 def check_xls(data: bytes, limits: Limits) -> ContainerCheck:
-    """Guard an .xls workbook: its streams and the extent of each sheet."""
-    stream = _xls_stream(data)
+    """Guard an .xls workbook: its streams and the extent of each sheet.
+
+    A sheet's extent is its cells holding a value, checked against the
+    limits. Where a DIMENSIONS record declares a larger grid, the workbook
+    stream is rewritten (same size, so every offset stays) with the real
+    extent declared, and that copy of the file is what calamine reads: the
+    declared grid would otherwise be reserved before a cell is read."""
+    stream, name_of_stream = _xls_stream(data)
     sheets = _xls_sheets(stream)
     scans: dict[str, SheetScan] = {}
+    oversized: list[tuple[int, int, int]] = []   # (DIMENSIONS offset, rows, columns) to declare
+    declared_over: list[tuple[int, int]] = []
     for name, offset in sheets:
         try:
-            scan = scan_xls_sheet(stream, offset, limits)
+            scan, dimensions = _scan_xls_sheet(stream, offset, limits)
             check_extent(scan, limits)
         except Refused as exc:
             raise Refused(exc.kind, table=name, **exc.params) from None
+        for at, rows, cols in dimensions:
+            if rows > scan.max_row or cols > scan.max_col:
+                oversized.append((at, scan.max_row, scan.max_col))
+                declared_over.append((rows, cols))
         scans.setdefault(name, scan)
-    return ContainerCheck(scans)
+    workbook = None
+    if oversized:
+        patched = bytearray(stream)
+        for at, rows, cols in oversized:
+            struct.pack_into("<IIHH", patched, at, 0, rows, 0, cols)
+        workbook = _with_stream(data, name_of_stream, bytes(patched))
+        if workbook is None:
+            # The copy could not be written (a stream in the OLE mini-stream):
+            # the declared grid is what calamine would reserve, so it is judged.
+            for rows, cols in declared_over:
+                _check_declared(rows, cols, limits)
+    return ContainerCheck(scans, workbook=workbook)
 
 
-def _xls_stream(data: bytes) -> bytes:
+def _with_stream(data: bytes, name: str, stream: bytes) -> bytes | None:
+    """The OLE file with its stream `name` replaced by `stream` (same size); None when olefile cannot."""
+    import olefile
+
+    buf = io.BytesIO(data)
+    try:
+        ole = olefile.OleFileIO(buf, write_mode=True)
+        try:
+            ole.write_stream(name, stream)
+        finally:
+            ole.close()
+    except Exception:   # NotImplementedError for a mini-stream, or a damaged file olefile read but cannot write
+        return None
+    return buf.getvalue()
+
+
+def _xls_stream(data: bytes) -> tuple[bytes, str]:
     import olefile
 
     if not data.startswith(_OLE_MAGIC):
@@ -236,7 +284,7 @@ def _xls_stream(data: bytes) -> bytes:
                     size = ole.get_size(name)
                     if size > len(data) * 2 + 4096:
                         raise Refused("not_xls")   # a stream larger than the file: a damaged chain
-                    return ole.openstream(name).read()
+                    return ole.openstream(name).read(), name
         finally:
             ole.close()
     except Refused:
@@ -283,11 +331,17 @@ def _xls_sheets(stream: bytes) -> list[tuple[str, int]]:
 
 
 def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
-    """The extent and formula cells of one .xls sheet."""
+    """The extent (cells holding a value) and formula cells of one .xls sheet."""
+    return _scan_xls_sheet(stream, offset, limits)[0]
+
+
+def _scan_xls_sheet(stream: bytes, offset: int, limits: Limits):
+    """(the sheet's scan, [(DIMENSIONS record offset, declared rows, declared columns)])."""
     scan = SheetScan()
     unpack = struct.unpack_from
     depth = 0
     max_row = max_col = 0
+    dimensions: list[tuple[int, int, int]] = []
     for typ, at, size in _records(stream, offset):
         if typ == _XLS_BOF:
             depth += 1
@@ -297,8 +351,8 @@ def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
             if depth <= 0:
                 break
             continue
-        if depth != 1:
-            continue   # an embedded chart's records: calamine skips them too
+        if depth != 1 or typ in _XLS_FORMAT_ONLY:
+            continue   # an embedded chart's records (calamine skips them too), or a cell's format only
         if typ in _XLS_CELLS:
             if size < 4:
                 continue
@@ -322,11 +376,11 @@ def scan_xls_sheet(stream: bytes, offset: int, limits: Limits) -> SheetScan:
             max_row = max(max_row, r + 1)
             max_col = max(max_col, last + 1)
         elif typ == _XLS_DIMENSIONS and size >= 14:
-            # calamine reserves the declared grid: a lie here is an allocation.
+            # calamine reserves the declared grid: kept to be rewritten when it is larger than the cells.
             first_row, last_row, first_col, last_col = unpack("<IIHH", stream, at)
-            _check_declared(max(last_row - first_row, 0), max(last_col - first_col, 0), limits)
+            dimensions.append((at, max(last_row - first_row, 0), max(last_col - first_col, 0)))
     scan.max_row, scan.max_col = max_row, max_col
-    return scan
+    return scan, dimensions
 
 
 def _check_declared(rows: int, cols: int, limits: Limits) -> None:

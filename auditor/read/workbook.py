@@ -200,6 +200,8 @@ def _guard(fmt: str, data: bytes, wanted, limits: Limits):
         from auditor.read.ods_layout import with_content
 
         data = with_content(data, check.content)   # the same cells, without the whitespace calamine refuses
+    if getattr(check, "workbook", None) is not None:
+        data = check.workbook   # the same cells, each sheet's declared grid cut to them
     return check.scans, {}, data
 
 
