@@ -5,7 +5,6 @@ statuses the spec asks for; the cost on a casino of 10,000 carnets."""
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import pytest
 
@@ -114,7 +113,9 @@ def _casino(n_tables: int, per_table: int, gap_every: int = 0) -> list[BatchCarn
     return out
 
 
-def test_ten_thousand_carnets_of_one_casino_well_under_two_seconds():
+@pytest.mark.slow
+def test_ten_thousand_carnets_of_one_casino():
+    """The findings of a casino's 10,000 carnets (their cost is bench/bench_archive.py's, never a timed test)."""
     profile = load_profile()
     whole = _casino(50, 200)
     with_gaps = _casino(50, 220, gap_every=11)            # 20 carnets removed per table
@@ -122,11 +123,8 @@ def test_ten_thousand_carnets_of_one_casino_well_under_two_seconds():
     from auditor.registry import registered_batch
 
     for batch, n_gaps in ((whole, 0), (with_gaps, 50 * 20)):
-        t0 = time.perf_counter()
         found = {code: list(registered_batch()[code].func(batch, profile)) for code in archive_codes()}
         archive_statuses(batch, profile)
-        took = time.perf_counter() - t0
-        assert took < 2.0, took
         assert len(found["EC64-11"]) == n_gaps and not found["EC64-10"] and not found["EC561-04"]
         # Three values, one run of 8 missing tickets each.
         assert len(found["EC83-04"]) == 3 * n_gaps
