@@ -36,6 +36,7 @@ def test_wheel_ships_schemas_rules_and_templates(wheel):
     assert "auditor/_rules/catalogue/EC64-01.toml" in names
     assert "auditor/templates/report.html.j2" in names
     assert "auditor/templates/i18n/fr.toml" in names
+    assert "auditor/templates/pv/proces-verbal.typ" in names
     assert "auditor/templates/i18n/cli.fr.toml" in names and "auditor/templates/i18n/cli.en.toml" in names
     # The local page's assets: no CDN, everything in the wheel.
     assert {"auditor/serve/assets/page.html.j2", "auditor/serve/assets/page.js", "auditor/serve/assets/page.css",
@@ -54,12 +55,14 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
     work = tmp_path / "elsewhere"
     shutil.copytree(ROOT / "sample_carnets" / "compliant" / "forges-table5", work / "carnet")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    proc = subprocess.run([str(venv / "bin" / "ecarte-audit"), "audit", "carnet", "--out", "out"],
-                          cwd=work, capture_output=True, text=True, env=env)
+    proc = subprocess.run([str(venv / "bin" / "ecarte-audit"), "audit", "carnet", "--out", "out",
+                           "--format", "html,json,pdf"], cwd=work, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((work / "out" / "carnet" / "findings.json").read_text(encoding="utf-8"))
     assert doc["summary"]["coups"] == 90 and doc["summary"]["errors"] == 0
     assert (work / "out" / "carnet" / "report.html").exists()
+    # The procès-verbal's Typst template ships in the wheel too.
+    assert (work / "out" / "carnet" / "proces-verbal.pdf").read_bytes().startswith(b"%PDF-")
     rules = subprocess.run([str(venv / "bin" / "ecarte-audit"), "rules"], cwd=work, capture_output=True,
                            text=True, env=env)
     assert rules.returncode == 0 and "EC64-01" in rules.stdout
