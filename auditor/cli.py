@@ -372,7 +372,7 @@ def cmd_audit(args) -> int:
     from auditor.batch import Options
     from auditor.errors import WriteError
     from auditor.limits import Bounds
-    from auditor.report.json_report import generated_at
+    from auditor.clock import generated_at
     from auditor.run import run
 
     columns = _columns_file(args.columns)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from auditor import __version__
+from auditor.clock import generated_at
 from auditor.model import AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, sort_findings
 from auditor.report import html_report, json_report
 
@@ -107,7 +108,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     from auditor import series
     from auditor.report.cross_carnet import combined_verdict
 
-    formats, at = options.formats, options.generated_at or json_report.generated_at()
+    formats, at = options.formats, options.generated_at or generated_at()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
     view = series.apply(findings, context)
     summary = dict(audit.document["summary"])

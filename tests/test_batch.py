@@ -174,7 +174,7 @@ def test_cache_hits_on_a_real_clock(mixed, tmp_path, monkeypatch, capsys):
     second all from the cache, its outputs stamped with the second run's time."""
     import time
 
-    from auditor.report.json_report import generated_at
+    from auditor.clock import generated_at
 
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     cache = tmp_path / "cache"

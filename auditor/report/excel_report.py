@@ -73,7 +73,7 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
     findings' messages are already in the result's language);
     generated_at: the report timestamp (default: SOURCE_DATE_EPOCH or now).
     """
-    from auditor.report.json_report import generated_at as now
+    from auditor.clock import generated_at as now
 
     return finish_workbook(workbook_draft(result, source_path, lang), result.findings, generated_at or now())
 
