@@ -387,7 +387,7 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
-    series = _series(args)
+    baseline = _baseline(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
                       generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
                       columns=columns)
@@ -414,7 +414,7 @@ def cmd_audit(args) -> int:
         result = run(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler, cache_dir=args.cache,
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch)
+                     notice=lambda text: _say(text, args), baseline=baseline, history=args.history, batch=batch)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         _say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)
@@ -427,21 +427,21 @@ def cmd_audit(args) -> int:
     return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
 
 
-def _series(args):
+def _baseline(args):
     """The baseline and review files the run was given (None: neither)."""
     if args.fail_on_new and args.baseline is None:
         raise UsageError("audit.fail_on_new_needs_baseline")
     if args.baseline is None and args.reviews is None:
         return None
-    from auditor.series import Series
+    from auditor.baseline import Baseline
 
-    return Series(args.baseline, args.reviews)
+    return Baseline(args.baseline, args.reviews)
 
 
 def cmd_review(args) -> int:
     """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
     from auditor.reviews import FILE_NAME, STATUS_TEXT, ReviewError, record_review
-    from auditor.series import find_finding
+    from auditor.baseline import find_finding
 
     carnet_id, folder, finding = find_finding(args.out, args.fingerprint)
     target = args.reviews or folder / FILE_NAME

@@ -26,7 +26,7 @@ from auditor.report import html_report, json_report
 
 if TYPE_CHECKING:
     from auditor.batch.plan import CarnetJob, Options
-    from auditor.series import SeriesContext
+    from auditor.baseline import CarnetBaseline
 
 FORMATS = ("html", "json", "xlsx")
 SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}
@@ -93,7 +93,7 @@ class Finished:
     across_states: dict[str, dict] = field(default_factory=dict)
 
 
-def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
+def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: CarnetBaseline | None = None,
            reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset(),
            checked_across: dict[str, str | None] | None = None) -> Finished:
     """The carnet's files, now that the run is known. `across`: the findings
@@ -105,12 +105,12 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     whose history row this carnet carries (each is in the history once);
     `checked_across`: per rule checked across the carnets of a table, None
     when every pair of this carnet was checked, else why not."""
-    from auditor import series
+    from auditor import baseline
     from auditor.report.cross_carnet import combined_verdict
 
     formats, at = options.formats, options.generated_at or generated_at()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
-    view = series.apply(findings, context)
+    compared = baseline.apply(findings, context)
     summary = dict(audit.document["summary"])
     for f in across:
         summary[SEVERITY_KEYS[f.severity.label]] += 1
@@ -119,16 +119,16 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
     doc = {**audit.document, "generated_at": at, "summary": summary, "rules": rules,
            "findings": [f.as_json() for f in findings]}
-    doc = series.decorate(doc, findings, view)
+    doc = baseline.decorate(doc, findings, compared)
     files: dict[str, bytes] = {}
     if "json" in formats:
         files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats and audit.report is not None:
-        from auditor.report.series_view import report_part
+        from auditor.report.baseline_view import report_part
         from auditor.report.view import finish_report
 
         lang = audit.report.view.lang
-        part = report_part(findings, lang, view) if view.any() else None
+        part = report_part(findings, lang, compared) if compared.any() else None
         files["report.html"] = html_report.render(
             "report.html.j2", finish_report(audit.report, at, list(across), reports, part, statuses)).encode("utf-8")
     if "xlsx" in formats and audit.workbook is not None:
@@ -137,14 +137,14 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
         files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at)
     entry = {**audit.entry, "summary": summary,
              "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
-    if view.has_baseline:
-        entry["baseline_counts"] = view.counts()
+    if compared.has_baseline:
+        entry["baseline_counts"] = compared.counts()
     # Justified and false-positive findings never set the exit status; with
     # --fail-on-new, only new findings do.
-    worst = series.worst(findings, view, options.fail_on_new)
+    worst = baseline.worst(findings, compared, options.fail_on_new)
     kept = [f for f in findings if f.across is None or f.fingerprint in history_of]
-    rows = series.history_rows(kept, view, audit.seance_dates)
-    states = {f.fingerprint: {"baseline_state": view.state(f), "review": view.reviews.get(f.fingerprint)}
+    rows = baseline.history_rows(kept, compared, audit.seance_dates)
+    states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
     return Finished(files, entry, worst, rows, states)
 
@@ -190,7 +190,7 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     if "json" in formats:
         write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
-        from auditor.report.series_view import index_part
+        from auditor.report.baseline_view import index_part
         from auditor.report.view import index_view
 
         view = index_view(doc, lang)

@@ -61,11 +61,11 @@ class _Held:
 
 def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
-        bounds: Bounds | None = None, notice: Callable | None = None, series=None, history: Path | None = None,
+        bounds: Bounds | None = None, notice: Callable | None = None, baseline=None, history: Path | None = None,
         batch: bool | None = None, index_formats: tuple[str, ...] | None = None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
-    `series`: the baseline and reviews (auditor.series.Series), applied after
+    `baseline`: the baseline and reviews (auditor.baseline.Baseline), applied after
     the audit (never in the cache key); `history`: the folder the run is
     appended to; `batch`: write summary.json and index.html (default: more
     than one carnet), in `index_formats` (default: the run's formats).
@@ -112,12 +112,12 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished)
+            cross, tables = _finish_all(jobs, held, out, options, baseline, finished)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
                          resume=resume) from None
-    for problem in series.problems if series is not None else ():
+    for problem in baseline.problems if baseline is not None else ():
         notice(problem)   # review lines left out, an unreadable baseline: said once every carnet is done
     entries = [f.entry for f in finished]
     attribute(entries, cross)
@@ -132,7 +132,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
 
 
-def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
+def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,
                 finished: list[Finished]) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files, made and written
     one carnet at a time (each appended to `finished` once written); the
@@ -150,12 +150,12 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         audit = load_audit(held[index].path)
         if audit is None:   # its cache entry went away since it was looked up: audited again
             audit = run_job(index, job, options)
-        context = series.context(job.id) if series is not None else None
+        context = baseline.context(job.id) if baseline is not None else None
         fin = finish(audit, options, across=seen.get(job.id, []), context=context, reports=reports,
                      history_of={fp for fp, cid in owner.items() if cid == job.id}, checked_across=checked.get(job.id))
         _write(fin, job, out)
-        if series is not None:
-            series.carry_reviews(job.id, out)
+        if baseline is not None:
+            baseline.carry_reviews(job.id, out)
         for fp, state in fin.across_states.items():
             if owner.get(fp) == job.id:
                 states[fp] = state

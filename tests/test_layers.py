@@ -25,7 +25,7 @@ LAYERS = {
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
     "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.outputs": "render",
     "auditor.run": "run",
-    "auditor.batch": "batch", "auditor.series": "report", "auditor.history": "batch", "auditor.reviews": "report",
+    "auditor.batch": "batch", "auditor.baseline": "report", "auditor.history": "batch", "auditor.reviews": "report",
     "auditor.synth": "synth",
     "auditor.cli": "face", "auditor.__main__": "face", "auditor.serve": "face",
 }

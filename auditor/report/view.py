@@ -201,7 +201,7 @@ class ReportView(Page):
     chouette_runs_more: str
     cross: list[CrossItem]
     reading: object = None       # how the source was read (reading_view.reading_section)
-    series: object = None        # baseline states and reviews (series_view.report_part), set by the renderer
+    series: object = None        # baseline states and reviews (baseline_view.report_part; the templates' `series`), set by the renderer
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ class IndexView(Page):
     choices: dict[str, list[Choice]]    # the filters' options: verdict, casino, table
     verdict_counts: list[Count]
     totals: IndexTotals
-    series: object = None        # baseline counts and trends (series_view.index_part), set by the renderer
+    series: object = None        # baseline counts and trends (baseline_view.index_part; the templates' `series`), set by the renderer
 
 
 @dataclass
@@ -659,7 +659,7 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
     carnets that involve this carnet (`across`, each seen from it: counted in
     its verdict and cards, listed in their section with a link to the other
     carnets' reports, `reports`: carnet id → report path in the batch), the
-    baseline and reviews (`series`, series_view.report_part), the status of
+    baseline and reviews (`series`, baseline_view.report_part), the status of
     the rules checked across carnets (`statuses`) and the run's time."""
     view = draft.view
     lang, lab = view.lang, view.t
