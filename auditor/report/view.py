@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from auditor import __version__
+from auditor.arrays import NA_INT, column
 from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
 from auditor.model import AuditResult
@@ -32,7 +33,6 @@ from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
 from auditor.report.cross_carnet import SEVERITY_KEYS, combined_verdict
 from auditor.report.reading_view import reading_section
-from auditor.tickets.arrays import NA_INT, column
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
