@@ -19,7 +19,7 @@ LAYERS = {
     "auditor": "model", "auditor.model": "model", "auditor.carnet": "model", "auditor.catalogue": "model",
     "auditor.frames": "model", "auditor.money": "model", "auditor.i18n": "model", "auditor.limits": "model",
     "auditor.errors": "model", "auditor.atomic": "model", "auditor.fingerprint": "model",
-    "auditor.clock": "model", "auditor.arrays": "model",
+    "auditor.clock": "model", "auditor.arrays": "model", "auditor.zippkg": "model",
     "auditor.registry": "checks",
     "auditor.read": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
