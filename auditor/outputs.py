@@ -62,7 +62,7 @@ def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Optio
     """The carnet's audit as data: its findings document and the drafts of its
     report and annotated workbook, in the formats the run asked for."""
     from auditor.fingerprint import seance_dates
-    from auditor.report.view import period_of, report_draft, verdict
+    from auditor.report.report_view import period_of, report_draft, verdict
 
     formats = options.formats
     doc = json_report.findings_document(result, result.profile, job.shown, "")
@@ -125,7 +125,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
         files["findings.json"] = json_report.dumps(doc).encode("utf-8")
     if "html" in formats and audit.report is not None:
         from auditor.report.baseline_view import report_part
-        from auditor.report.view import finish_report
+        from auditor.report.report_view import finish_report
 
         lang = audit.report.view.lang
         part = report_part(findings, lang, compared) if compared.any() else None
@@ -191,7 +191,7 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
         from auditor.report.baseline_view import index_part
-        from auditor.report.view import index_view
+        from auditor.report.index_view import index_view
 
         view = index_view(doc, lang)
         view.series = index_part(entries, lang, trends)

@@ -35,10 +35,12 @@ from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
-from auditor.report.view import article_text, value_columns, value_text
+from auditor.report.page import article_text
+from auditor.report.report_view import value_columns, value_text
 from auditor.report.xlsx_io import (FILLS, FORMULA_START, MAX_CELL_TEXT, put_text, stamp_from, unique_sheet_title,
                                     workbook_bytes)
-from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, Package, annotate, sheet_parts
+from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, annotate, sheet_parts
+from auditor.zippkg import Package
 
 AUTHOR = "ecarte-auditor"
 COMMENT_WIDTH = 360  # points; wide enough for a message on two or three lines
