@@ -323,7 +323,7 @@ def run() -> None:
 def cmd_rules(args) -> int:
     """`ecarte-audit rules`: the catalogue, or one rule explained."""
     from auditor.i18n import label
-    from auditor.registry import registered
+    from auditor.checks import registered
 
     catalogue = load_catalogue()
     checks = registered()
@@ -627,7 +627,7 @@ def _archive_codes(paths: list[Path]) -> set[str]:
     from auditor.derived.batch_facts import batch_facts
     from auditor.normalise import normalise
     from auditor.read import read_carnet
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     profile = load_profile()
     batch = [batch_facts(normalise(read_carnet(p)), str(i), p.name, profile) for i, p in enumerate(paths)]

@@ -119,7 +119,7 @@ def test_ten_thousand_carnets_of_one_casino_well_under_two_seconds():
     whole = _casino(50, 200)
     with_gaps = _casino(50, 220, gap_every=11)            # 20 carnets removed per table
     assert len(whole) == 10_000 and len(with_gaps) == 10_000
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     for batch, n_gaps in ((whole, 0), (with_gaps, 50 * 20)):
         t0 = time.perf_counter()
