@@ -20,7 +20,7 @@ from auditor.audit import make_finding
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.fingerprint import LENGTH, VERSION
 from auditor.model import BatchCarnet, Finding, Violation
-from auditor.registry import registered_batch
+from auditor.checks import registered_batch
 
 # The keys of a place, as findings.json's `across` writes them.
 PLACE_KEYS = ("carnet", "path", "table_no", "seance", "coup", "table", "row", "cell")

@@ -25,7 +25,7 @@ from auditor.model import (AuditResult, BatchCarnet, Cents, Day, Finding, RuleSt
 from auditor.money import format_cents
 from auditor.normalise import normalise
 from auditor.read import read_carnet
-from auditor.registry import registered, registered_batch
+from auditor.checks import registered, registered_batch
 
 
 

@@ -333,7 +333,7 @@ def run() -> None:
 def cmd_rules(args) -> int:
     """`ecarte-audit rules`: the catalogue, or one rule explained."""
     from auditor.i18n import label
-    from auditor.registry import registered
+    from auditor.checks import registered
 
     catalogue = load_catalogue()
     checks = registered()
@@ -382,7 +382,7 @@ def cmd_audit(args) -> int:
     from auditor.batch import Options
     from auditor.errors import WriteError
     from auditor.limits import Bounds
-    from auditor.report.json_report import generated_at
+    from auditor.clock import generated_at
     from auditor.run import run
 
     columns = _columns_file(args.columns)
@@ -397,7 +397,7 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
-    series = _series(args)
+    baseline = _baseline(args)
     visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
                       generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
@@ -425,7 +425,7 @@ def cmd_audit(args) -> int:
         result = run(jobs, args.out, options, workers=args.jobs, scheduler=args.scheduler, cache_dir=args.cache,
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
-                     notice=lambda text: _say(text, args), series=series, history=args.history, batch=batch,
+                     notice=lambda text: _say(text, args), baseline=baseline, history=args.history, batch=batch,
                      visit=visit, sign=sign)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
@@ -455,21 +455,21 @@ def _proces_verbal(args):
     return visit, load_signer(args.sign, args.ui)
 
 
-def _series(args):
+def _baseline(args):
     """The baseline and review files the run was given (None: neither)."""
     if args.fail_on_new and args.baseline is None:
         raise UsageError("audit.fail_on_new_needs_baseline")
     if args.baseline is None and args.reviews is None:
         return None
-    from auditor.series import Series
+    from auditor.baseline import Baseline
 
-    return Series(args.baseline, args.reviews)
+    return Baseline(args.baseline, args.reviews)
 
 
 def cmd_review(args) -> int:
     """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
     from auditor.reviews import FILE_NAME, STATUS_TEXT, ReviewError, record_review
-    from auditor.series import find_finding
+    from auditor.baseline import find_finding
 
     carnet_id, folder, finding = find_finding(args.out, args.fingerprint)
     target = args.reviews or folder / FILE_NAME
@@ -668,7 +668,7 @@ def _archive_codes(paths: list[Path]) -> set[str]:
     from auditor.derived.batch_facts import batch_facts
     from auditor.normalise import normalise
     from auditor.read import read_carnet
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     profile = load_profile()
     batch = [batch_facts(normalise(read_carnet(p)), str(i), p.name, profile) for i, p in enumerate(paths)]

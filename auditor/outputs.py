@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from auditor import __version__
+from auditor.clock import generated_at
 from auditor.model import AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, sort_findings
 from auditor.report import html_report, json_report
 
 if TYPE_CHECKING:
     from auditor.batch.plan import CarnetJob, Options
     from auditor.report.pv import Visit
-    from auditor.series import SeriesContext
+    from auditor.baseline import CarnetBaseline
 
 FORMATS = ("html", "json", "xlsx", "pdf")
 SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}
@@ -44,7 +45,7 @@ class CarnetAudit:
     document: dict                 # findings.json but for the time stamp, the findings and the run's decorations
     entry: dict                    # the carnet's row of summary.json, for its own findings
     seance_dates: dict[int, str]   # séance → its day: the history's rows
-    report: object = None          # view.ReportDraft (html)
+    report: object = None          # report_view.ReportDraft (html)
     workbook: object = None        # excel_report.WorkbookDraft (xlsx)
     facts: BatchCarnet | None = None   # what the checks over the batch need (None: nothing to compare)
     fault: str | None = None       # the audit did not finish: killed, timeout, memory_limit
@@ -62,7 +63,7 @@ def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Optio
     """The carnet's audit as data: its findings document and the drafts of its
     report and annotated workbook, in the formats the run asked for."""
     from auditor.fingerprint import seance_dates
-    from auditor.report.view import period_of, report_draft, verdict
+    from auditor.report.report_view import period_of, report_draft, verdict
 
     formats = options.formats
     doc = json_report.findings_document(result, result.profile, job.shown, "")
@@ -141,7 +142,7 @@ class Stamped:
         """The file at the time `at` (ISO, UTC)."""
         from markupsafe import escape
 
-        from auditor.report.view import moment_text
+        from auditor.report.page import moment_text
 
         moment = moment_text(at, self.lang)
         moment = str(escape(moment)) if self.kind == "html" else json.dumps(moment, ensure_ascii=False)[1:-1]
@@ -149,7 +150,7 @@ class Stamped:
         return b"".join(iso if p is None else moment if p == "moment" else p for p in self.parts)
 
 
-def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: SeriesContext | None = None,
+def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), context: CarnetBaseline | None = None,
            reports: dict[str, str | None] | None = None, history_of: set[str] = frozenset(),
            checked_across: dict[str, str | None] | None = None, visit: Visit | None = None,
            sign: Callable[[bytes], bytes] | None = None) -> Finished:
@@ -164,16 +165,16 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     when every pair of this carnet was checked, else why not; `visit`: who
     audits, where (the procès-verbal); `sign`: signs the procès-verbal
     (auditor.sign), None leaves it unsigned."""
-    from auditor import series
+    from auditor import baseline
     from auditor.report.cross_carnet import combined_verdict
 
-    formats, at = options.formats, options.generated_at or json_report.generated_at()
+    formats, at = options.formats, options.generated_at or generated_at()
     # findings.json and report.html are rendered with slots where the run's
     # time goes (`Stamped`): the same rendering serves this run and, kept by
     # the cache, the next nights whose carnet and context did not change.
     slot = StampSlots.new()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
-    view = series.apply(findings, context)
+    compared = baseline.apply(findings, context)
     summary = dict(audit.document["summary"])
     for f in across:
         summary[SEVERITY_KEYS[f.severity.label]] += 1
@@ -182,17 +183,17 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
     doc = {**audit.document, "generated_at": slot.iso, "summary": summary, "rules": rules,
            "findings": [f.as_json() for f in findings]}
-    doc = series.decorate(doc, findings, view)
+    doc = baseline.decorate(doc, findings, compared)
     stamped: dict[str, Stamped] = {}
     findings_text = json_report.dumps(doc)
     if "json" in formats:
         stamped["findings.json"] = Stamped.of(findings_text, slot, "json")
     if audit.report is not None and ("html" in formats or "pdf" in formats):
-        from auditor.report.series_view import report_part
-        from auditor.report.view import finish_report
+        from auditor.report.baseline_view import report_part
+        from auditor.report.report_view import finish_report
 
         lang = audit.report.view.lang
-        part = report_part(findings, lang, view) if view.any() else None
+        part = report_part(findings, lang, compared) if compared.any() else None
         if "html" in formats:
             stamped["report.html"] = Stamped.of(html_report.render("report.html.j2", finish_report(
                 audit.report, slot.iso, list(across), reports, part, statuses, moment=slot.moment)), slot, "html", lang)
@@ -201,7 +202,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
 
             # One finished view, as report.html shows it; the PDF holds its time inside: made for this run.
             shown = finish_report(audit.report, at, list(across), reports, part, statuses)
-            pdf = proces_verbal(shown, view.reviews, {**doc, "generated_at": at},
+            pdf = proces_verbal(shown, compared.reviews, {**doc, "generated_at": at},
                                 Stamped.of(findings_text, slot, "json").fill(at), visit or Visit())
             pdf_file = (FILE_NAME, sign(pdf) if sign is not None else pdf)
     files = {name: st.fill(at) for name, st in stamped.items()}
@@ -211,17 +212,17 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
         from auditor.report.excel_report import finish_workbook
 
         # The workbook's time is in its zip entries and properties: made for this run.
-        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at, view.reviews)
+        files["annotated.xlsx"] = finish_workbook(audit.workbook, findings, at, compared.reviews)
     entry = {**audit.entry, "summary": summary,
              "verdict": combined_verdict(audit.entry["verdict"], [f.severity.label for f in across])}
-    if view.has_baseline:
-        entry["baseline_counts"] = view.counts()
+    if compared.has_baseline:
+        entry["baseline_counts"] = compared.counts()
     # Justified and false-positive findings never set the exit status; with
     # --fail-on-new, only new findings do.
-    worst = series.worst(findings, view, options.fail_on_new)
+    worst = baseline.worst(findings, compared, options.fail_on_new)
     kept = [f for f in findings if f.across is None or f.fingerprint in history_of]
-    rows = series.history_rows(kept, view, audit.seance_dates)
-    states = {f.fingerprint: {"baseline_state": view.state(f), "review": view.reviews.get(f.fingerprint)}
+    rows = baseline.history_rows(kept, compared, audit.seance_dates)
+    states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
     return Finished(files, entry, worst, rows, states, stamped=stamped)
 
@@ -268,8 +269,8 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     if "html" in formats:
         from auditor.report.archive_view import archive_view
-        from auditor.report.series_view import index_part
-        from auditor.report.view import index_view
+        from auditor.report.baseline_view import index_part
+        from auditor.report.index_view import index_view
 
         view = index_view(doc, lang)
         view.series = index_part(entries, lang, trends)

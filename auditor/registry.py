@@ -92,13 +92,6 @@ def batch_check(code: str, needs: tuple[str, ...] = ()):
     return register
 
 
-def registered_batch() -> dict[str, BatchCheckSpec]:
-    """Every registered batch check."""
-    import auditor.checks  # noqa: F401  (the module list registers the checks)
-
-    return BATCH_REGISTRY
-
-
 def expand_needs(needs) -> tuple[str, ...]:
     """`("coups.seance,coup", "fiches")` → `("coups.seance", "coups.coup", "fiches")`, without repeats."""
     out: list[str] = []
@@ -109,9 +102,3 @@ def expand_needs(needs) -> tuple[str, ...]:
                 out.append(item)
     return tuple(out)
 
-
-def registered() -> dict[str, CheckSpec]:
-    """Every registered check (importing the explicit list of article modules)."""
-    import auditor.checks  # noqa: F401  (the module list registers the checks)
-
-    return REGISTRY

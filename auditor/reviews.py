@@ -77,7 +77,7 @@ def record_review(path: Path | str, fingerprint: str, status: str, justification
 def make_entry(fingerprint: str, status: str, justification: str, by: str, *, at: str | None = None,
                carnet: str | None = None, finding: dict | None = None) -> dict:
     """One review decision as reviews.jsonl records it."""
-    from auditor.report.json_report import generated_at
+    from auditor.clock import generated_at
 
     status = (status or "").strip()
     if status not in STATUSES:

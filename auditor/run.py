@@ -26,7 +26,7 @@ from typing import Callable
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
 from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
-from auditor.report.json_report import generated_at
+from auditor.clock import generated_at
 from auditor.catalogue import load_profile
 from auditor.checks.archive import archive_statuses
 from auditor.derived.table_archive import describe_tables
@@ -63,12 +63,12 @@ class _Held:
 
 def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1, scheduler: str | None = None,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
-        bounds: Bounds | None = None, notice: Callable | None = None, series=None, history: Path | None = None,
+        bounds: Bounds | None = None, notice: Callable | None = None, baseline=None, history: Path | None = None,
         batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
         sign: Callable | None = None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
-    `series`: the baseline and reviews (auditor.series.Series), applied after
+    `baseline`: the baseline and reviews (auditor.baseline.Baseline), applied after
     the audit (never in the cache key); `history`: the folder the run is
     appended to; `batch`: write summary.json and index.html (default: more
     than one carnet), in `index_formats` (default: the run's formats).
@@ -120,12 +120,12 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
                                           fingerprints=frozenset(f.fingerprint for f in audit.findings))
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, series, finished, executor, cache, visit, sign)
+            cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
                          resume=resume) from None
-    for problem in series.problems if series is not None else ():
+    for problem in baseline.problems if baseline is not None else ():
         notice(problem)   # review lines left out, an unreadable baseline: said once every carnet is done
     entries = [f.entry for f in finished]
     attribute(entries, cross)
@@ -140,7 +140,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
 
 
-def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, series,
+def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,
                 finished: list[Finished], executor: Executor, cache: Cache | None, visit=None,
                 sign: Callable | None = None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files made and written
@@ -167,7 +167,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         # Only the reports its findings across carnets link to (a batch of
         # 10,000 carnets must not send 10,000 links with each carnet).
         named = {p["carnet"] for f in across for p in f.across}
-        task = FinishTask(job, held[index].path, out, across, series.context(job.id) if series is not None else None,
+        task = FinishTask(job, held[index].path, out, across, baseline.context(job.id) if baseline is not None else None,
                           {cid: f"{cid}/report.html" for cid in named} if html else {},
                           frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id),
                           visit=visit, sign=sign)
@@ -195,8 +195,8 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     finished.sort(key=lambda f: f.index)
     states: dict[str, dict] = {}
     for index, job in enumerate(jobs):
-        if series is not None:
-            series.carry_reviews(job.id, out)
+        if baseline is not None:
+            baseline.carry_reviews(job.id, out)
         for fp, state in finished[index].across_states.items():
             if owner.get(fp) == job.id:
                 states[fp] = state

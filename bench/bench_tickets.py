@@ -28,7 +28,7 @@ from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import forget
 from auditor.normalise import normalise
 from auditor.read import read_carnet
-from auditor.registry import registered
+from auditor.checks import registered
 from auditor.tickets.ledger import ledger
 
 MODULES = {m.__name__ for m in (tickets_amounts, tickets_books, tickets_series)}

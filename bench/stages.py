@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
 
-    from auditor import audit as audit_module, registry
+    from auditor import audit as audit_module, checks
     from auditor.catalogue import load_profile
     from auditor.normalise import normalise
     from auditor.batch.plan import plan
@@ -41,7 +41,7 @@ def main() -> None:
     rows.append(("normalise", clock() - t))
     # Time each rule by wrapping the registered functions for this run.
     spent: dict[str, float] = {}
-    for code, spec in registry.registered().items():
+    for code, spec in checks.registered().items():
         def timed(c, p, _f=spec.func, _code=code):
             t0 = clock()
             out = list(_f(c, p))

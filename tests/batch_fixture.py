@@ -13,7 +13,7 @@ from auditor.derived.batch_facts import batch_facts
 from auditor.model import BatchCarnet
 from auditor.normalise import normalise
 from auditor.read import read_carnet
-from auditor.registry import registered_batch
+from auditor.checks import registered_batch
 from carnet_fixture import Fixture
 
 

@@ -120,7 +120,7 @@ def test_ten_thousand_carnets_of_one_casino():
     whole = _casino(50, 200)
     with_gaps = _casino(50, 220, gap_every=11)            # 20 carnets removed per table
     assert len(whole) == 10_000 and len(with_gaps) == 10_000
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     for batch, n_gaps in ((whole, 0), (with_gaps, 50 * 20)):
         found = {code: list(registered_batch()[code].func(batch, profile)) for code in archive_codes()}

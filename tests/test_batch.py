@@ -174,7 +174,7 @@ def test_cache_hits_on_a_real_clock(mixed, tmp_path, monkeypatch, capsys):
     second all from the cache, its outputs stamped with the second run's time."""
     import time
 
-    from auditor.report.json_report import generated_at
+    from auditor.clock import generated_at
 
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     cache = tmp_path / "cache"
@@ -256,12 +256,12 @@ def test_files_kept_beside_the_cache_are_the_fresh_render_at_this_runs_time(mixe
 
 def test_a_review_renders_again_only_the_carnet_it_reaches(mixed, tmp_path, monkeypatch):
     from auditor import outputs
-    from auditor.series import Series
+    from auditor.baseline import Baseline as Series
 
     jobs = plan([mixed])
     cache, reviews = tmp_path / "cache", tmp_path / "reviews.jsonl"
     options = Options(generated_at="2026-01-05T01:00:00Z")
-    run_batch(jobs, tmp_path / "n1", options, cache_dir=cache, series=Series(None, reviews))
+    run_batch(jobs, tmp_path / "n1", options, cache_dir=cache, baseline=Series(None, reviews))
     doc = json.loads((tmp_path / "n1" / "2026__t2" / "findings.json").read_text(encoding="utf-8"))
     fp = next(f["fingerprint"] for f in doc["findings"] if "across" not in f)
     assert main(["review", str(tmp_path / "n1"), fp, "--status", "confirme", "--comment", "vu", "--by", "X",
@@ -270,7 +270,7 @@ def test_a_review_renders_again_only_the_carnet_it_reaches(mixed, tmp_path, monk
     real = outputs.finish
     monkeypatch.setattr("auditor.batch.finishing.finish",
                         lambda audit, *a, **k: made.append(audit.id) or real(audit, *a, **k))
-    run_batch(jobs, tmp_path / "n2", options, cache_dir=cache, series=Series(None, reviews))
+    run_batch(jobs, tmp_path / "n2", options, cache_dir=cache, baseline=Series(None, reviews))
     assert made == ["2026__t2"]
     doc = json.loads((tmp_path / "n2" / "2026__t2" / "findings.json").read_text(encoding="utf-8"))
     assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "confirme"

@@ -4,8 +4,9 @@ grows too large, a full disk, a run stopped and resumed, a lost Dask worker.
 Most tests run the real command in its own session, with the real clock (no
 SOURCE_DATE_EPOCH), and check the same four things: no traceback, the right
 exit status, every carnet accounted for in summary.json and index.html, no
-partial file. Faults are made by the test-only hook `_ECARTE_AUDIT_TEST_FAULT`,
-read only where a carnet is audited (auditor/batch/executors.py, `_test_fault`).
+partial file. Faults are made by tests/fault_hook.py, which the auditor calls
+before each audit, in whichever process audits, through its one hook point
+(ECARTE_AUDIT_HOOK, auditor/batch/executors.py).
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from auditor import atomic
 from auditor.batch import pool
 from auditor.batch import Options
 from auditor.run import run as run_batch
-from auditor.batch.executors import TEST_FAULT_ENV
+from auditor.batch.executors import AUDIT_HOOK_ENV
 from auditor.cli import main
 from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.batch.plan import plan
 from auditor.limits import Bounds
+from fault_hook import FAULT_ENV, fault_env
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ["t1", "t2", "t3", "t4", "t5"]
@@ -46,10 +48,10 @@ def carnets(root: Path, names=NAMES) -> Path:
 
 def start(*args, fault: str | None = None) -> subprocess.Popen:
     """`ecarte-audit ARGS` in a session of its own, on the real clock."""
-    env = {k: v for k, v in os.environ.items() if k not in (TEST_FAULT_ENV, "SOURCE_DATE_EPOCH")}
+    env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
     env["PYTHONPATH"] = str(ROOT)
     if fault:
-        env[TEST_FAULT_ENV] = fault
+        env.update(fault_env(fault, env))
     return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=_foreground_signals)
@@ -241,7 +243,8 @@ def test_carnet_past_its_timeout(tmp_path):
 
 def test_one_carnet_past_its_timeout_in_process(tmp_path, monkeypatch, capsys):
     root = carnets(tmp_path / "in", ["slow"])
-    monkeypatch.setenv(TEST_FAULT_ENV, "sleep:slow:300")
+    for name, value in fault_env("sleep:slow:300").items():
+        monkeypatch.setenv(name, value)
     out = tmp_path / "out"
     assert main(["audit", str(root / "slow"), "--out", str(out), "--quiet", "--lang", "en",
                  "--timeout-per-carnet", "1"]) == 1
@@ -254,7 +257,8 @@ def test_one_carnet_past_its_timeout_in_process(tmp_path, monkeypatch, capsys):
 def test_audit_stuck_in_native_code_is_killed_by_the_parent(tmp_path, monkeypatch):
     # The alarm is blocked, as in a long native call: the parent kills the worker.
     root = carnets(tmp_path / "in", ["a", "b"])
-    monkeypatch.setenv(TEST_FAULT_ENV, "sleep-masked:b:300")
+    for name, value in fault_env("sleep-masked:b:300").items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(pool, "HARD_KILL_GRACE_S", 0.5)
     result = run_batch(plan([root]), tmp_path / "out", Options(), workers=2, bounds=Bounds(timeout_s=5))
     verdicts = {e["id"]: e["verdict"] for e in result.entries}
@@ -405,7 +409,8 @@ def dask_cluster(monkeypatch, request):
     distributed = pytest.importorskip("dask.distributed")
     import dask
 
-    monkeypatch.setenv(TEST_FAULT_ENV, request.param)
+    for name, value in fault_env(request.param).items():
+        monkeypatch.setenv(name, value)
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                      dashboard_address=None) as cluster, \

@@ -19,7 +19,7 @@ import pytest
 from auditor.catalogue import load_profile
 from auditor.audit import audit_path
 from auditor.report.html_report import render_index, render_report
-from auditor.report.view import verdict
+from auditor.report.report_view import verdict
 from report_fixtures import XSS, audited, breached_tables
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -15,7 +15,7 @@ import pytest
 from auditor.cli import main
 from auditor.i18n import labels
 from auditor.report.html_report import render_report
-from auditor.report.view import MAX_ROWS_PER_GROUP
+from auditor.report.report_view import MAX_ROWS_PER_GROUP
 from report_fixtures import audited, breached_tables, with_many_findings
 from test_browser import Page, browser  # noqa: F401  (the Chromium fixture)
 

@@ -20,7 +20,7 @@ from auditor.catalogue import load_profile
 from auditor.synth.generate import COLUMNS, Spec, generate, write_csv_folder, write_xlsx
 from auditor.model import Status
 from auditor.audit import audit_path
-from auditor.registry import registered
+from auditor.checks import registered
 
 PROFILE = load_profile()
 KINDS = {"simple": False, "chouette": True}

@@ -96,7 +96,7 @@ def test_the_readme_tests_refuse_the_stubs_until_written(tmp_path):
     assert new_rule.main(["EC64-12", "--root", str(root)]) == 0
     env = {**os.environ, "PYTHONPATH": str(root)}
     probe = subprocess.run(
-        [sys.executable, "-c", "import auditor, auditor.checks; from auditor.registry import registered; "
+        [sys.executable, "-c", "import auditor, auditor.checks; from auditor.checks import registered; "
          "from auditor.catalogue import load_catalogue; from auditor.synth.breaches import INJECTORS; "
          "print(auditor.__file__, 'EC64-12' in registered(), 'EC64-12' in load_catalogue(), 'EC64-12' in INJECTORS)"],
         cwd=root, env=env, capture_output=True, text=True, timeout=120)

@@ -11,7 +11,8 @@ import yaml
 
 import auditor.checks
 from auditor.catalogue import load_catalogue
-from auditor.registry import check, registered
+from auditor.checks import registered
+from auditor.registry import check
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "spec" / "rules.csv"
@@ -63,7 +64,7 @@ BATCH_FIXTURES = ROOT / "tests" / "fixtures" / "batch"
 
 
 def _batch_only():
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     return sorted(set(registered_batch()) - set(registered()))
 
@@ -84,7 +85,7 @@ def test_every_batch_only_check_has_compliant_and_violating_batch_fixtures(code)
 
 @pytest.mark.parametrize("code", _batch_only())
 def test_batch_check_docstring_has_the_sections(code):
-    from auditor.registry import registered_batch
+    from auditor.checks import registered_batch
 
     doc = registered_batch()[code].func.__doc__ or ""
     first = doc.strip().splitlines()[0] if doc.strip() else ""
@@ -109,7 +110,8 @@ def test_registry_refuses_bad_and_duplicate_codes():
 
 
 def test_batch_registry_refuses_bad_and_duplicate_codes():
-    from auditor.registry import batch_check, registered_batch
+    from auditor.checks import registered_batch
+    from auditor.registry import batch_check
 
     with pytest.raises(ValueError):
         batch_check("EC82-3")

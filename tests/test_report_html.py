@@ -15,7 +15,7 @@ from auditor.catalogue import load_catalogue, load_profile
 from auditor.i18n import labels
 from auditor.money import format_cents
 from auditor.audit import audit_path
-from auditor.report import view as view_module
+from auditor.report import report_view as view_module
 from auditor.report.html_report import render_index, render_report
 from report_fixtures import XSS, audited, breached_tables, parse_strict, text, with_many_findings
 

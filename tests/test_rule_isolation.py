@@ -15,7 +15,7 @@ from auditor.catalogue import load_profile
 from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.model import Status
 from auditor.audit import audit_path
-from auditor.registry import registered
+from auditor.checks import registered
 from carnet_fixture import Fixture
 
 PROFILE = load_profile()

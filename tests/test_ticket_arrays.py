@@ -1,5 +1,5 @@
 """The array helpers the ticket rules, EC00 and the report share
-(auditor/tickets/arrays.py, intervals.merge_grouped): each branch gives
+(auditor/arrays.py, auditor/frames.py, intervals.merge_grouped): each branch gives
 what the frame-based way it replaced gives."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from auditor.arrays import NA_INT, Columns
 from auditor.checks._util import records
-from auditor.frames import pair_codes
-from auditor.tickets.arrays import NA_INT, Columns, find
+from auditor.frames import find, pair_codes
 from auditor.tickets.intervals import merge_grouped
 
 

@@ -3,13 +3,16 @@ local processes (`pool.py`), or on a Dask cluster. Every carnet goes through one
 function, `run_job`, which audits it and returns its audit as data
 (auditor.outputs.CarnetAudit): the run renders and writes every file once the
 batch is known, so every executor gives byte-identical outputs.
+
+`ECARTE_AUDIT_HOOK=module:function`, when set, names a function called with
+(job, retry) before each carnet's audit, in whichever process audits it (the
+fault tests use it; see tests/fault_hook.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-import signal
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -17,7 +20,7 @@ from auditor.audit import audit_path, audit_refused
 from auditor.batch.plan import CarnetJob, Options
 from auditor.catalogue import load_profile
 from auditor.errors import UsageError
-from auditor.limits import MB, size_text
+from auditor.limits import size_text
 from auditor.model import BatchCarnet
 from auditor.outputs import CarnetAudit, carnet_audit
 
@@ -27,7 +30,7 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
     nothing is rendered here, the run does it once the batch is known.
     `tickets`: hand back the facts the checks over the batch need (not needed
     when the batch is this carnet alone and no cache keeps them for later ones)."""
-    _test_fault(job, retry)
+    _before_audit(job, retry)
     profile = load_profile()
     if job.refusal is not None:
         result = audit_refused(job.shown, job.sha256, job.refusal, profile, options.lang)
@@ -80,38 +83,23 @@ def carnet_size(path: Path) -> int:
     return path.stat().st_size
 
 
-TEST_FAULT_ENV = "_ECARTE_AUDIT_TEST_FAULT"
+# The one hook point of the audit path: `module:function`, imported where the
+# carnet is audited (this process, a local worker, a Dask worker: each reads
+# its own environment, which it inherits) and called with (job, retry) before
+# each audit. Nothing sets it in production; the fault tests name
+# tests/fault_hook.py there to make one carnet hang, grow or die.
+AUDIT_HOOK_ENV = "ECARTE_AUDIT_HOOK"
 
 
-def _test_fault(job: CarnetJob, retry: bool) -> None:
-    """Test-only: make the audit of one named carnet behave as a huge or broken
-    one would (`action:NAME[:ARG]`, comma-separated; NAME is the carnet's file or
-    folder name). Only the fault tests set the variable.
-
-    sleep:NAME:S      sleep S seconds          stall:NAME:S   the same, first try only
-    kill:NAME         SIGKILL its own process  alloc:NAME:MB  hold MB of memory
-    sleep-masked / alloc-masked: the same with the guard's signal blocked
-    (an audit stuck in native code)
-    """
-    spec = os.environ.get(TEST_FAULT_ENV)
+def _before_audit(job: CarnetJob, retry: bool) -> None:
+    spec = os.environ.get(AUDIT_HOOK_ENV)
     if not spec:
         return
-    for item in spec.split(","):
-        action, _, rest = item.partition(":")
-        name, _, arg = rest.partition(":")
-        if name != job.path.name:
-            continue
-        if action.endswith("-masked"):
-            action = action[:-len("-masked")]
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGUSR1})
-        if action == "sleep" or (action == "stall" and not retry):
-            time.sleep(float(arg))
-        elif action == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        elif action == "alloc":
-            held = []
-            for _ in range(int(arg) // 8):
-                held.append(b"\1" * (8 * MB))  # written, so resident
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        # A developer's setting, never an inspector's: said in English, as a traceback would.
+        raise ValueError(f"{AUDIT_HOOK_ENV} must name module:function, not {spec!r}")
+    getattr(importlib.import_module(module), name)(job, retry)
 
 
 def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) -> Iterator[CarnetAudit]:

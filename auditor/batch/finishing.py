@@ -27,7 +27,7 @@ class FinishTask:
     path: Path                                   # its audit, in the cache or the run's spool
     out: Path                                    # the run's output folder
     across: list[Finding] = field(default_factory=list)
-    context: object = None                       # its baseline and reviews (SeriesContext)
+    context: object = None                       # its baseline and reviews (baseline.CarnetBaseline)
     reports: dict[str, str | None] = field(default_factory=dict)   # only the carnets its findings name
     history_of: frozenset[str] = frozenset()
     checked_across: dict[str, str | None] | None = None

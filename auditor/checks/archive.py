@@ -28,9 +28,11 @@ def archive_codes(tickets_only: bool = False) -> tuple[str, ...]:
     """The rules across the carnets of a table: this module's batch checks
     (those comparing tickets, with `tickets_only`), in the catalogue's order."""
     from auditor.catalogue import load_catalogue
-    from auditor.registry import registered_batch
+    from auditor.registry import BATCH_REGISTRY
 
-    mine = {c for c, spec in registered_batch().items() if spec.module == __name__
+    # Every module of auditor.checks has registered by now: the package's
+    # __init__ imports them all before any of its modules is used.
+    mine = {c for c, spec in BATCH_REGISTRY.items() if spec.module == __name__
             and (not tickets_only or "tickets" in spec.needs)}
     return tuple(c for c in load_catalogue() if c in mine)
 

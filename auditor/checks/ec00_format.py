@@ -6,12 +6,12 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import NA_INT, column, could_be, value
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.model import Violation
 from auditor.registry import check
-from auditor.frames import pair_codes
-from auditor.tickets.arrays import NA_INT, column, could_be, find, value
+from auditor.frames import find, pair_codes
 from auditor.checks._needs import COUP_KEYS
 
 

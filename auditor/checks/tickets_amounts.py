@@ -6,14 +6,14 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import column, could_be
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.amounts import coup_amounts, repeated_coups
 from auditor.tickets.ledger import NA_INT, PHASES, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
-from auditor.frames import pair_codes
-from auditor.tickets.arrays import column, could_be, find
+from auditor.frames import find, pair_codes
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}

@@ -6,10 +6,11 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import NA_INT, blind, column
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
-from auditor.tickets.arrays import NA_INT, blind, column, find
+from auditor.frames import find
 from auditor.tickets.books import service_days
 from auditor.tickets.ledger import ledger
 from auditor.model import Day, Violation

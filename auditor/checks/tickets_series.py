@@ -6,9 +6,9 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import column, value
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.tickets.arrays import column, value
 from auditor.tickets.ledger import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check

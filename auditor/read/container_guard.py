@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from auditor.limits import Limits
 from auditor.read.sheet_scan import ErrorCell
-from auditor.read.workbook_guard import (FormulaCell, Refused, SheetScan, check_extent, inflate, open_zip,
-                                         read_part)
+from auditor.read.workbook_guard import FormulaCell, SheetScan, check_extent, read_part
+from auditor.zippkg import Refused, inflate, open_zip
 
 
 @dataclass

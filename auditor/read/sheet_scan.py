@@ -20,7 +20,7 @@ from defusedxml.ElementTree import iterparse as safe_iterparse
 
 from auditor.limits import Limits
 from auditor.read.raw import column_letter
-from auditor.read.refused import Refused
+from auditor.zippkg import Refused
 from auditor.read.xml_prolog import _local
 
 

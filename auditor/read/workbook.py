@@ -27,7 +27,8 @@ from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read.columns import ColumnMap, ambiguity_problems, find_header, is_totals_label
 from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, empty_frame, sha256_of, file_digest)
-from auditor.read.workbook_guard import FormulaCell, Refused, check_workbook
+from auditor.read.workbook_guard import FormulaCell, check_workbook
+from auditor.zippkg import Refused
 
 # Suffix → container; what decides is the content (see `container_of`).
 SUFFIXES = {".xlsx": "xlsx", ".xlsm": "xlsx", ".xlsb": "xlsb", ".xls": "xls", ".ods": "ods"}

@@ -3,7 +3,7 @@
 calamine is fast but trusts its input, so before it sees a byte:
 
 - the zip directory and every member are checked as they are inflated
-  (`zip_guard`), and the prolog of every XML part is read for a DOCTYPE or
+  (`auditor.zippkg`), and the prolog of every XML part is read for a DOCTYPE or
   an entity declaration (`xml_prolog`);
 - a huge `uniqueCount` in sharedStrings.xml, which calamine would reserve,
   is refused here;
@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from defusedxml.ElementTree import iterparse as safe_iterparse
 
 from auditor.limits import Limits
-from auditor.read.refused import Refused
 from auditor.read.sheet_scan import FormulaCell, SheetScan, check_extent, scan_sheet
 from auditor.read.xml_prolog import PrologReader, _local, read_part
-from auditor.read.zip_guard import CHUNK, inflate, open_zip
+from auditor.zippkg import Refused, open_zip
 
-__all__ = ["CHUNK", "FormulaCell", "PrologReader", "Refused", "SheetScan", "WorkbookCheck", "check_extent",
-           "check_workbook", "inflate", "open_zip", "read_part", "scan_sheet"]
+__all__ = ["FormulaCell", "PrologReader", "SheetScan", "WorkbookCheck", "check_extent", "check_workbook", "read_part",
+           "scan_sheet"]
 
 XML_SUFFIXES = (".xml", ".rels")
 REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

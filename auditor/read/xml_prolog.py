@@ -11,8 +11,7 @@ from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidd
 from defusedxml.ElementTree import DefusedXMLParser
 
 from auditor.limits import Limits
-from auditor.read.refused import Refused
-from auditor.read.zip_guard import inflate
+from auditor.zippkg import Refused, inflate
 
 
 class _RootSeen(Exception):

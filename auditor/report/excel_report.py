@@ -35,10 +35,12 @@ from auditor.model import Finding
 from auditor.money import format_cents
 from auditor.read.csv_folder import decode, sniff_delimiter
 from auditor.read.raw import canonical_name, column_letter
-from auditor.report.view import article_text, value_columns, value_text
+from auditor.report.page import article_text
+from auditor.report.report_view import value_columns, value_text
 from auditor.report.xlsx_io import (FILLS, FORMULA_START, MAX_CELL_TEXT, put_text, stamp_from, unique_sheet_title,
                                     workbook_bytes)
-from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, Package, annotate, sheet_parts
+from auditor.report.xlsx_parts import Grafted, NotAnnotatable, Note, annotate, sheet_parts
+from auditor.zippkg import Package
 
 AUTHOR = "ecarte-auditor"
 COMMENT_WIDTH = 360  # points; wide enough for a message on two or three lines
@@ -73,7 +75,7 @@ def annotated_bytes(result: AuditResult, source_path: str | Path, lang: str | No
     findings' messages are already in the result's language);
     generated_at: the report timestamp (default: SOURCE_DATE_EPOCH or now).
     """
-    from auditor.report.json_report import generated_at as now
+    from auditor.clock import generated_at as now
 
     return finish_workbook(workbook_draft(result, source_path, lang), result.findings, generated_at or now())
 
@@ -116,7 +118,7 @@ def finish_workbook(draft: WorkbookDraft, findings: list[Finding], stamp: str,
     """annotated.xlsx: the draft's workbook with every finding as a comment on
     its cell and the findings sheet, in time proportional to the findings and
     the sheets they touch (xlsx_parts). `reviews`: fingerprint → latest
-    decision (series.SeriesView.reviews), shown in the findings sheet."""
+    decision (baseline.BaselineComparison.reviews), shown in the findings sheet."""
     lang = draft.lang
     lab = labels(lang)
     anchors = [anchor_of(f, draft.sheets) for f in findings]

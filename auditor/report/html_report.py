@@ -37,7 +37,7 @@ def _cents(context, cents) -> str:
 
 
 def render(template: str, view) -> str:
-    """Render a view model (a dataclass of auditor/report/view.py): its fields
+    """Render a view model (a dataclass of auditor/report/report_view.py or index_view.py): its fields
     are the template's names, taken as they are (no deep copy)."""
     context = {f.name: getattr(view, f.name) for f in fields(view)}
     return environment().get_template(template).render(**context)
@@ -46,7 +46,7 @@ def render(template: str, view) -> str:
 def render_report(result: AuditResult, source_path: str, generated_at: str,
                   findings_file: str | None = "findings.json", annotated_file: str | None = None) -> str:
     """report.html for one carnet audited alone (language: the result's)."""
-    from auditor.report.view import report_view
+    from auditor.report.report_view import report_view
 
     return render("report.html.j2", report_view(result, source_path, generated_at, findings_file,
                                                 annotated_file=annotated_file))
@@ -54,6 +54,6 @@ def render_report(result: AuditResult, source_path: str, generated_at: str,
 
 def render_index(summary_doc: dict, lang: str) -> str:
     """index.html of a batch, from the summary.json document."""
-    from auditor.report.view import index_view
+    from auditor.report.index_view import index_view
 
     return render("index.html.j2", index_view(summary_doc, lang))

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-from datetime import datetime, timezone
 
 from auditor import __version__
 from auditor.catalogue import Profile
+from auditor.clock import generated_at
 from auditor.model import AuditResult
-
-
-def generated_at() -> str:
-    """The one timestamp of every output: SOURCE_DATE_EPOCH when set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    try:
-        moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        moment = datetime.now(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def findings_document(result: AuditResult, profile: Profile, source_path: str, at: str | None = None) -> dict:

@@ -20,8 +20,8 @@ from importlib import resources
 
 from auditor import __version__
 from auditor.i18n import format_day
-from auditor.report.series_view import _review as review_text
-from auditor.report.view import ReportView
+from auditor.report.baseline_view import review_view as review_text
+from auditor.report.report_view import ReportView
 
 FILE_NAME = "proces-verbal.pdf"
 TEMPLATE = ("templates", "pv", "proces-verbal.typ")
@@ -59,7 +59,7 @@ def local_day(stamp: str) -> tuple[str, bool]:
 def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings_sha256: str, visit: Visit,
             rules_digest: str) -> dict:
     """The procès-verbal as the template reads it: every text pre-formatted in the view's language.
-    `reviews`: fingerprint → latest decision (series.SeriesView.reviews)."""
+    `reviews`: fingerprint → latest decision (baseline.BaselineComparison.reviews)."""
     lang, lab = view.lang, view.t
     t = lab["pv"]
     blank = t["blank"]

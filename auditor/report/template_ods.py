@@ -41,7 +41,7 @@ def _text_cell(text: str, style=None, note: str | None = None) -> TableCell:
 def write_blank_template(path: str | Path, lang: str = "fr", profile: Profile | None = None,
                          generated_at: str | None = None) -> Path:
     """Write the empty carnet workbook at `path` as .ods (labels in `lang`)."""
-    from auditor.report.json_report import generated_at as now
+    from auditor.clock import generated_at as now
 
     lab, values, tables = template_inputs(lang, profile)
     doc = OpenDocumentSpreadsheet()

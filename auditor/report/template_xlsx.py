@@ -118,7 +118,7 @@ def template_inputs(lang: str, profile: Profile | None = None) -> tuple[dict, li
 def write_blank_template(path: str | Path, lang: str = "fr", profile: Profile | None = None,
                          generated_at: str | None = None) -> Path:
     """Write the empty carnet workbook at `path` (labels in `lang`)."""
-    from auditor.report.json_report import generated_at as now
+    from auditor.clock import generated_at as now
 
     lab, values, tables = template_inputs(lang, profile)
     wb = Workbook()

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from auditor.arrays import Columns, column
 from auditor.catalogue import Profile, TicketMap, load_profile, ticket_map_code
 from auditor.tickets import intervals
-from auditor.tickets.arrays import Columns, column
 from auditor.tickets.intervals import merge, merge_grouped
 from auditor.tickets.ledger import NA_INT, TicketLedger, ledger
 from auditor.model import AuditResult

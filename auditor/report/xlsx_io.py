@@ -11,6 +11,8 @@ from pathlib import Path
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import PatternFill
 
+from auditor.zippkg import restamp
+
 # Excel would treat these leading characters as the start of a formula when
 # the cell is edited (CSV/formula injection).
 FORMULA_START = ("=", "+", "-", "@")
@@ -78,24 +80,4 @@ def workbook_bytes(wb, generated_at: str) -> bytes:
     wb.properties.created = moment
     buf = io.BytesIO()
     wb.save(buf)
-    return restamp(buf.getvalue(), generated_at)
-
-
-def restamp(workbook: bytes, generated_at: str) -> bytes:
-    """The workbook's zip with every entry and docProps/core.xml stamped
-    `generated_at` (also how a cached workbook gets this run's time).
-
-    Members are copied compressed as they are and only core.xml is rewritten,
-    so re-stamping a workbook gives the bytes a fresh render at that time
-    gives, whatever compressed its other members."""
-    from auditor.report.xlsx_parts import Package
-
-    moment = stamp_from(generated_at)
-    iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-    # Zip timestamps cannot go below 1980.
-    zip_time = (max(moment.year, 1980), moment.month, moment.day, moment.hour, moment.minute, moment.second)
-    pkg = Package(workbook)
-    if "docProps/core.xml" in pkg:
-        pkg.write("docProps/core.xml", re.sub(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", iso,
-                                              pkg.read("docProps/core.xml")))
-    return pkg.save(zip_time)
+    return restamp(buf.getvalue(), moment)

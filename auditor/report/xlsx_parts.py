@@ -22,17 +22,14 @@ extensions Excel relies on stay as they were.
 from __future__ import annotations
 
 import bisect
-import io
 import re
-import struct
-import zipfile
-import zlib
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
 from auditor.report.xlsx_io import FORMULA_START
+from auditor.zippkg import Package
 
 REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -54,99 +51,6 @@ _AFTER_LEGACY = ("legacyDrawingHF", "drawingHF", "picture", "oleObjects", "contr
 
 class NotAnnotatable(ValueError):
     """The workbook's parts are not laid out the way this writer edits them."""
-
-
-# -- zip -----------------------------------------------------------------------
-
-class Package:
-    """A workbook's zip members: untouched ones copied compressed as they are,
-    replaced or added ones deflated, all stamped with one time."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        self.infos = {i.filename: i for i in zf.infolist()}
-        self.order = list(self.infos)
-        self.zf = zf
-        self.new: dict[str, bytes] = {}
-        self.dropped: set[str] = set()
-
-    def __contains__(self, name: str) -> bool:
-        return name not in self.dropped and (name in self.new or name in self.infos)
-
-    def read(self, name: str) -> bytes:
-        """A part of the package, as it now is."""
-        if name in self.new:
-            return self.new[name]
-        return self.zf.read(name)
-
-    def head(self, name: str, size: int = 1 << 16) -> bytes:
-        """The first `size` bytes of a member, inflating no more than that."""
-        if name in self.new:
-            return self.new[name][:size]
-        info = self.infos[name]
-        raw = self._raw(info)
-        if info.compress_type == zipfile.ZIP_STORED:
-            return raw[:size]
-        return zlib.decompressobj(-15).decompress(raw, size)
-
-    def write(self, name: str, data: bytes) -> None:
-        """Replace or add a part."""
-        self.dropped.discard(name)
-        self.new[name] = data
-        if name not in self.infos and name not in self.order:
-            self.order.append(name)
-
-    def drop(self, name: str) -> None:
-        """Leave a part out of the saved package."""
-        self.dropped.add(name)
-        self.new.pop(name, None)
-
-    def _raw(self, info: zipfile.ZipInfo) -> bytes:
-        start = info.header_offset
-        if self.data[start:start + 4] != b"PK\x03\x04":
-            raise NotAnnotatable(f"damaged member {info.filename}")
-        name_len, extra_len = struct.unpack("<HH", self.data[start + 26:start + 30])
-        begin = start + 30 + name_len + extra_len
-        return self.data[begin:begin + info.compress_size]
-
-    def save(self, date_time: tuple[int, int, int, int, int, int]) -> bytes:
-        """The package as zip bytes, every entry stamped `date_time`."""
-        out = io.BytesIO()
-        central = []
-        dos_time = (date_time[3] << 11) | (date_time[4] << 5) | (date_time[5] // 2)
-        dos_date = ((date_time[0] - 1980) << 9) | (date_time[1] << 5) | date_time[2]
-        for name in self.order:
-            if name in self.dropped:
-                continue
-            if name in self.new:
-                plain = self.new[name]
-                comp = zlib.compressobj(6, zlib.DEFLATED, -15)
-                raw = comp.compress(plain) + comp.flush()
-                method, crc, size = zipfile.ZIP_DEFLATED, zlib.crc32(plain), len(plain)
-            else:
-                info = self.infos[name]
-                if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                    raise NotAnnotatable(f"member {name} is encrypted or compressed oddly")
-                raw, method, crc, size = self._raw(info), info.compress_type, info.CRC, info.file_size
-            encoded = name.encode("utf-8")
-            flags = 0x800 if not name.isascii() else 0
-            if max(len(raw), size, out.tell()) >= 0xFFFFFFFF:
-                raise NotAnnotatable("workbook too large for a plain zip")
-            offset = out.tell()
-            out.write(struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, method, dos_time, dos_date,
-                                  crc, len(raw), size, len(encoded), 0))
-            out.write(encoded)
-            out.write(raw)
-            central.append(struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, flags, method, dos_time,
-                                       dos_date, crc, len(raw), size, len(encoded), 0, 0, 0, 0,
-                                       0o644 << 16, offset) + encoded)
-        start = out.tell()
-        for entry in central:
-            out.write(entry)
-        out.write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(central), len(central),
-                              out.tell() - start, start, 0))
-        return out.getvalue()
 
 
 # -- small XML helpers (bytes in, bytes out) --------------------------------------

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from tempfile import SpooledTemporaryFile
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.formparsers import MultiPartParser
 from starlette.requests import Request
@@ -23,6 +21,7 @@ from auditor.read import WORKBOOK_SUFFIXES
 from auditor.serve.labels import page_label, page_labels
 from auditor.serve.runs import Runs
 from auditor.serve.security import Guard
+from auditor.serve.templates import render as render_template
 
 # report.html's own policy (templates/base.html.j2), sent as a header too, and
 # framed only by this server's page.
@@ -81,12 +80,6 @@ async def _limited(stream, limit: int):
         yield chunk
 
 
-@lru_cache(maxsize=1)
-def _templates() -> Environment:
-    return Environment(loader=PackageLoader("auditor.serve", "assets"), autoescape=select_autoescape(("html", "j2")),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-
-
 def _lang(request: Request, default: str) -> str:
     for value in (request.query_params.get("lang"), request.cookies.get(LANG_COOKIE)):
         if value in LANGS:
@@ -110,8 +103,8 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         lang = _lang(request, default_lang)
         labels = page_labels(lang)
         accept = ",".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])
-        html = _templates().get_template("page.html.j2").render(
-            lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, langs=LANGS, accept=accept,
+        html = render_template(
+            "page.html.j2", lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, langs=LANGS, accept=accept,
             version=__version__, js_labels=_js_labels(lang, reviews),
             review_file=str(reviews.path) if reviews else "", review_name=reviews.name if reviews else "",
             limit_text=page_label("page.limit", lang, size=size_text(limits_in_force.max_file_bytes),

@@ -11,6 +11,7 @@ from auditor.limits import Limits
 from auditor.batch.plan import CarnetJob
 from auditor.read import read_carnet
 from auditor.serve.labels import page_labels
+from auditor.serve.templates import render
 
 CONTEXT_ROWS = 3
 
@@ -43,9 +44,7 @@ def cell_view(job: CarnetJob, table: str, row: str, column: str, limits: Limits 
 def cell_page(job: CarnetJob, table: str, row: str, column: str, cell: str, lang: str,
               limits: Limits | None = None) -> str:
     """The cell view as an HTML page (the page's own stylesheet, no script)."""
-    from auditor.serve.app import _templates
-
     labels = page_labels(lang)
-    return _templates().get_template("cell.html.j2").render(
-        lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, shown=job.shown, cell=cell,
+    return render(
+        "cell.html.j2", lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, shown=job.shown, cell=cell,
         **cell_view(job, table, row, column, limits))

@@ -134,7 +134,7 @@ class Runs:
         self._audit(run, jobs, batch=len(jobs) > 1 or jobs[0].path != folder)
 
     def _audit(self, run: Run, jobs: list[CarnetJob], batch: bool) -> None:
-        from auditor.report.json_report import generated_at
+        from auditor.clock import generated_at
 
         options = Options(formats=FORMATS, lang=run.lang, generated_at=generated_at(), limits=self.limits)
 

@@ -8,24 +8,22 @@ carnet's label in the report, never as a file name.
 
 A zip holds a CSV folder: its members are checked (count, names, sizes,
 compression ratio, CRC) with the reader's limits and inflated chunk by chunk
-through the workbook guard's `inflate`; an archive that fails any check is a
+through `auditor.zippkg` (the reader's own guarded open and `inflate`); an archive that fails any check is a
 carnet that cannot be read (EC00-01), and nothing of it is written.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import re
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from auditor.limits import Limits, size_text
 from auditor.read import WORKBOOK_SUFFIXES, canonical_name
 from auditor.read.raw import ReadProblem
-from auditor.read.workbook_guard import Refused, inflate
 from auditor.serve.labels import page_label
+from auditor.zippkg import Refused, inflate, open_zip
 
 
 @dataclass
@@ -115,6 +113,11 @@ def unsafe_member(name: str) -> bool:
     return any(part == ".." for part in re.split(r"[\\/]", name))
 
 
+def _check_name(name: str) -> None:
+    if unsafe_member(name):
+        raise Refused("unreadable", reason="unsafe_name", member=name)
+
+
 def _stage_zip(shown: str, data: bytes, folder: Path, counter, tables: frozenset[str], limits: Limits,
                staging: Staging, lang: str) -> list[Staged]:
     try:
@@ -135,29 +138,11 @@ def _stage_zip(shown: str, data: bytes, folder: Path, counter, tables: frozenset
 def _read_zip(data: bytes, tables: frozenset[str], limits: Limits, staging: Staging,
               shown: str) -> dict[str, dict[str, bytes]]:
     """The CSV tables of an archive by folder, every check passed; else Refused."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, NotImplementedError):
-        raise Refused("unreadable", reason="not_zip") from None
-    if len(infos) > limits.max_zip_members:
-        raise Refused("zip_members", count=len(infos), limit=limits.max_zip_members)
-    for info in infos:   # every name is checked before anything is inflated
-        if unsafe_member(info.filename):
-            raise Refused("unreadable", reason="unsafe_name", member=info.filename)
-        if info.flag_bits & 0x1:
-            raise Refused("zip_encrypted")
-        if info.file_size > limits.zip_ratio_grace_bytes and \
-                info.file_size > limits.max_zip_ratio * max(info.compress_size, 1):   # as it declares itself
-            raise Refused("zip_ratio", member=info.filename, ratio=info.file_size // max(info.compress_size, 1),
-                          limit=limits.max_zip_ratio)
-    declared = sum(i.file_size for i in infos)
-    if declared > limits.max_unzipped_bytes:
-        raise Refused("zip_too_large", member=shown, size=size_text(declared),
-                      limit=size_text(limits.max_unzipped_bytes))
+    zf, _ = open_zip(data, limits, required=None, not_kind="unreadable", not_params={"reason": "not_zip"},
+                     check_name=_check_name, archive=shown)   # every name is checked before anything is inflated
     budget = [limits.max_unzipped_bytes]
     groups: dict[str, dict[str, bytes]] = {}
-    for info in infos:
+    for info in zf.infolist():
         if info.is_dir():
             continue
         name = PurePosixPath(info.filename.replace("\\", "/"))

@@ -9,8 +9,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import NA_INT, Columns, column
 from auditor.frames import pair_codes
-from auditor.tickets.arrays import NA_INT, Columns, column
 from auditor.tickets.intervals import gaps, merge, overlaps
 
 

@@ -15,11 +15,11 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import NA_INT, Columns, blind, column
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.batch_facts import ticket_runs
 from auditor.derived.cache import per_carnet
-from auditor.tickets.arrays import NA_INT, Columns, blind, column
 from auditor.tickets.books import TicketBooks, register_columns
 from auditor.tickets.intervals import merge, range_min, running_reach
 

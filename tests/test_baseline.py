@@ -1,4 +1,4 @@
-"""A series of audits: baselines, reviews carried forward, exit statuses, bad review files.
+"""The baseline and reviews across runs: baselines, reviews carried forward, exit statuses, bad review files.
 
 Run as users run them: the real clock (no SOURCE_DATE_EPOCH), the CLI."""
 

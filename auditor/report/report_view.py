@@ -1,46 +1,43 @@
-"""The view models the templates render: typed dataclasses (ReportView for
-report.html, IndexView for index.html) with everything pre-computed,
-pre-formatted and pre-sorted here, so templates only loop and branch and a
-misspelt field fails where the view is built, not silently in a template.
+"""report.html's view model: `ReportView` and its rows (rules, findings,
+séances, money, findings across carnets), pre-computed, pre-formatted and
+pre-sorted here, so the template only loops and branches and a misspelt
+field fails where the view is built, not silently in a template.
 
-The view formats what the engine found (findings, rule statuses, summary) and
-reads plain facts from the carnet (dates, coups per séance, recorded levy); it
-never re-runs a check.
+A worker builds the `ReportDraft` (everything that needs the Carnet); the run
+finishes it once the batch is known (`finish_report`). The view formats what
+the engine found (findings, rule statuses, summary) and reads plain facts from
+the carnet (dates, coups per séance, recorded levy); it never re-runs a check.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-
-import json
-import posixpath
-import re
 
 import numpy as np
 import pandas as pd
 
 from auditor import __version__
+from auditor.arrays import NA_INT, column
 from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
-from auditor.model import AuditResult
 from auditor.i18n import format_day, labels
-from auditor.model import Finding, RuleStatus, Severity, Status
+from auditor.model import AuditResult, Finding, RuleStatus, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
 from auditor.report.cross_carnet import SEVERITY_KEYS, combined_verdict
+from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, js_labels,
+                                 moment_text, place_text)
 from auditor.report.reading_view import reading_section
-from auditor.tickets.arrays import NA_INT, column
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
 MAX_ROWS_PER_GROUP = 200
 MAX_CHOUETTE_RUNS = 300   # the run stories shown; a huge carnet keeps its report readable
-# Text fields shown in a row are clipped (a cell can hold 32 767 characters);
-# findings.json keeps them whole.
-MAX_TEXT = 200
 MAX_VALUE = 80          # expected / found: values, never prose
 # Small reports open every group; big ones start collapsed.
 OPEN_GROUPS_UP_TO = 100
@@ -105,37 +102,12 @@ class RuleGroup:
 
 
 @dataclass(frozen=True)
-class Field:
-    """A name and its value, pre-formatted: the carnet's identity, row volumes."""
-
-    name: str
-    value: str
-
-
-@dataclass(frozen=True)
-class Count:
-    """A counted thing (severity, verdict): CSS key, label, number."""
-
-    key: str
-    name: str
-    n: int
-
-
-@dataclass(frozen=True)
 class Amount:
     """A line of the money panel: CSS key, label, amount as shown."""
 
     key: str
     name: str
     amount: str
-
-
-@dataclass(frozen=True)
-class Choice:
-    """An option of a filter: its value and its text."""
-
-    value: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -151,18 +123,6 @@ class CrossItem:
     others: list[Place]    # the other carnets, linked when their report is in the batch
     impact: str
     fingerprint: str = ""  # its review, in the procès-verbal
-
-
-@dataclass
-class Page:
-    """What every page (report.html, index.html) shows around its body."""
-
-    lang: str
-    t: dict
-    js_labels: dict
-    tool_version: str
-    generated_at: str      # ISO, UTC (the <time> element's datetime)
-    generated_text: str    # the same moment as the reader writes it
 
 
 @dataclass
@@ -203,76 +163,7 @@ class ReportView(Page):
     chouette_runs_more: str
     cross: list[CrossItem]
     reading: object = None       # how the source was read (reading_view.reading_section)
-    series: object = None        # baseline states and reviews (series_view.report_part), set by the renderer
-
-
-@dataclass(frozen=True)
-class IndexRow:
-    """One carnet of a batch in index.html."""
-
-    id: str
-    path: str
-    verdict: str
-    verdict_rank: int
-    verdict_text: str
-    casino: str
-    table: str
-    errors: int
-    warnings: int
-    info: int
-    impact: str
-    impact_cents: int
-    report: str | None
-    cross: str             # "including n across carnets", or ""
-    first: str             # first and last séance dates, ISO (filter values)
-    last: str
-    period: str            # the same, as the reader writes them
-    link_text: str         # the report link, naming the carnet
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a cross-carnet finding sits, with a link to that carnet's report."""
-
-    text: str
-    href: str | None
-
-
-@dataclass(frozen=True)
-class CrossRow:
-    """One cross-carnet finding in index.html."""
-
-    code: str
-    severity: str
-    severity_text: str
-    message: str
-    places: list[Place]
-    impact: str
-
-
-@dataclass(frozen=True)
-class IndexTotals:
-    """The batch's totals as index.html shows them."""
-
-    carnets: int
-    errors: int
-    warnings: int
-    info: int
-    impact: str
-
-
-@dataclass
-class IndexView(Page):
-    """Everything index.html.j2 shows."""
-
-    rows: list[IndexRow]
-    cross: list[CrossRow]
-    root: str                           # what was audited: the rows' paths are relative to it
-    choices: dict[str, list[Choice]]    # the filters' options: verdict, casino, table
-    verdict_counts: list[Count]
-    totals: IndexTotals
-    series: object = None        # baseline counts and trends (series_view.index_part), set by the renderer
-    archive: object = None       # each table's archive (archive_view.archive_view), set by the renderer
+    series: object = None        # baseline states and reviews (baseline_view.report_part; the templates' `series`), set by the renderer
 
 
 @dataclass
@@ -300,16 +191,6 @@ def verdict(result: AuditResult) -> str:
     return "error" if worst >= Severity.ERROR else "warning"
 
 
-def _s(v) -> str:
-    return "" if v is None else str(v)
-
-
-def clip(text: str | None, limit: int = MAX_TEXT) -> str:
-    """`text` cut to `limit` characters, with an ellipsis when it was longer."""
-    text = _s(text)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
 def _where(f: Finding, lab: dict) -> str:
     parts = [f.table or ""]
     if f.row is not None:
@@ -329,7 +210,7 @@ def value_text(text: str | None, lab: dict) -> str:
     """A value of the carnet's enumerations (oui, non, remise, avant …) in the
     reader's words (`values` of the label file; French keeps them as written)."""
     words = lab.get("values") or {}
-    text = _s(text)
+    text = as_text(text)
     return _WORD.sub(lambda m: words.get(m[0], m[0]), text) if words else text
 
 
@@ -340,7 +221,7 @@ def remaining_tickets(f: Finding) -> str:
     """EC83-02 (information): the tickets left in the book in progress, from its
     last number (expected) and the last one detached (found)."""
     try:
-        return str(int(_s(f.expected)) - int(_s(f.found)))
+        return str(int(as_text(f.expected)) - int(as_text(f.found)))
     except ValueError:
         return ""
 
@@ -363,7 +244,7 @@ def finding_row(f: Finding, lab: dict, lang: str) -> FindingRow:
     special = value_columns().get(f.code)
     return FindingRow(
         code=f.code, severity=f.severity.label, severity_text=lab[f.severity.label], article=f.article,
-        message=clip(f.message), seance=_s(f.seance), coup=_s(f.coup), rang=_s(f.rang),
+        message=clip(f.message), seance=as_text(f.seance), coup=as_text(f.coup), rang=as_text(f.rang),
         where=clip(_where(f, lab)), expected=expected, found=found,
         impact=format_cents(f.impact_cents, lang) if f.impact_cents else "",
         impact_cents=int(f.impact_cents), seance_key=_seance_key(f),
@@ -470,7 +351,7 @@ def _zero_na(values: np.ndarray) -> np.ndarray:
 def _period(dates: dict[int, str], cover: dict) -> str:
     days = sorted(d for d in dates.values() if d)
     if not days:
-        return _s(cover.get("date_debut"))
+        return as_text(cover.get("date_debut"))
     return days[0] if days[0] == days[-1] else f"{days[0]} → {days[-1]}"
 
 
@@ -492,7 +373,7 @@ def _seance_groups(result: AuditResult, dates, n_coups, lab: dict, lang: str) ->
         groups.append(SeanceGroup(
             key=key, label=lab["no_seance"] if no is None else key,
             date=format_day(dates.get(no, ""), lang) if no is not None else "",
-            coups=_s(n_coups.get(no)) if no is not None else "",
+            coups=as_text(n_coups.get(no)) if no is not None else "",
             errors=sev[Severity.ERROR], warnings=sev[Severity.WARNING], info=sev[Severity.INFO],
             impact=format_cents(impact, lang) if impact else "",
             rules=[(code, codes[code]) for code in sorted(codes, key=lambda c: (-codes[c], c))]))
@@ -562,25 +443,6 @@ def impact_text(m: MoneyFacts, cents: int, lab: dict, lang: str) -> str:
     return format_cents(cents, lang) if m.impact_known else lab["not_checked"]
 
 
-def moment_text(stamp: str, lang: str) -> str:
-    """The run's timestamp (`2026-01-01T09:30:00Z`) as the reader writes it:
-    `01/01/2026 à 09:30 UTC`, `2026-01-01 at 09:30 UTC`."""
-    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):\d{2}Z", stamp or "")
-    if not m:
-        return _s(stamp)
-    return labels(lang)["moment"].format(day=format_day(m[1], lang), time=m[2])
-
-
-def article_text(article: str, lab: dict) -> str:
-    """`art. 64`, `art. 66-1`; the format rules (EC00) have no article."""
-    return f"{lab['art']} {article}" if article[:1].isdigit() else lab.get(f"article_{article}", article)
-
-
-def js_labels(lab: dict) -> dict[str, str]:
-    """The few strings the inline script shows, from the same catalogue."""
-    return {k[3:]: v for k, v in lab.items() if k.startswith("js_") and isinstance(v, str)}
-
-
 @dataclass
 class ReportDraft:
     """report.html as far as the carnet alone decides it: what a worker hands
@@ -607,10 +469,10 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
     cover = result.carnet.cover
     src = result.carnet.source
     dates, n_coups, top_coup, levy_recorded = _seance_facts(result)
-    casino, table = _s(cover.get("casino")), _s(cover.get("table"))
+    casino, table = as_text(cover.get("casino")), as_text(cover.get("table"))
     period = format_day(_period(dates, cover), lang)   # dates as the report's reader writes them
     identity = [Field(lab["casino"], casino), Field(lab["table"], table), Field(lab["period"], period),
-                Field(lab["date_debut"], format_day(_s(cover.get("date_debut")), lang)),
+                Field(lab["date_debut"], format_day(as_text(cover.get("date_debut")), lang)),
                 Field(lab["seances"], str(summary["seances"])), Field(lab["coups"], str(summary["coups"])),
                 Field(lab["mises"], str(summary["mises"])), Field(lab["tickets"], str(summary["tickets"])),
                 Field(lab["source"], source_path), Field(lab["format"], src.format),
@@ -662,7 +524,7 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
     carnets that involve this carnet (`across`, each seen from it: counted in
     its verdict and cards, listed in their section with a link to the other
     carnets' reports, `reports`: carnet id → report path in the batch), the
-    baseline and reviews (`series`, series_view.report_part), the status of
+    baseline and reviews (`series`, baseline_view.report_part), the status of
     the rules checked across carnets (`statuses`) and the run's time
     (`moment`: how the page writes it, when not `moment_text(generated_at)`)."""
     view = draft.view
@@ -703,11 +565,6 @@ def report_view(result: AuditResult, source_path: str, generated_at: str,
     return finish_report(draft, generated_at)
 
 
-def _place_text(c: dict, lab: dict) -> str:
-    return lab["cross_place"].format(path=_s(c.get("path")), table=_s(c.get("table_no")) or "?", seance=_s(c.get("seance")),
-                                     coup=_s(c.get("coup")), row=_s(c.get("row")))
-
-
 def _cross_item(f: Finding, reports: dict[str, str | None], lab: dict, lang: str) -> CrossItem:
     """One finding across carnets seen from this carnet: its message (already
     written from this carnet's side) names the other carnets; `across[0]` is
@@ -717,29 +574,12 @@ def _cross_item(f: Finding, reports: dict[str, str | None], lab: dict, lang: str
     return CrossItem(
         code=f.code, severity=sev, severity_text=lab.get(sev, sev),
         article=article_text(f.article, lab) if f.article else "", message=clip(f.message),
-        here=lab["cross_here"].format(seance=_s(here.get("seance")), coup=_s(here.get("coup")),
-                                      row=_s(here.get("row"))),
+        here=lab["cross_here"].format(seance=as_text(here.get("seance")), coup=as_text(here.get("coup")),
+                                      row=as_text(here.get("row"))),
         # The reports of a batch sit side by side: OUT/<id>/report.html.
-        others=[Place(_place_text(c, lab), f"../{reports[c['carnet']]}" if reports.get(c.get("carnet")) else None)
+        others=[Place(place_text(c, lab), f"../{reports[c['carnet']]}" if reports.get(c.get("carnet")) else None)
                 for c in others],
         impact=format_cents(f.impact_cents, lang) if f.impact_cents else "", fingerprint=f.fingerprint or "")
-
-
-def _audited_root(paths: list[str]) -> str:
-    """The folder the batch's carnets were found under (their common parent)."""
-    parents = [posixpath.dirname(p.replace("\\", "/").rstrip("/")) for p in paths]
-    if not parents:
-        return ""
-    try:
-        return posixpath.commonpath(parents) if len({p.startswith("/") for p in parents}) == 1 else ""
-    except ValueError:
-        return ""
-
-
-def _relative(path: str, root: str) -> str:
-    """A carnet's path relative to what was audited."""
-    path = path.replace("\\", "/")
-    return posixpath.relpath(path, root) if root and (path + "/").startswith(root.rstrip("/") + "/") else path
 
 
 def period_of(result: AuditResult) -> dict:
@@ -747,60 +587,6 @@ def period_of(result: AuditResult) -> dict:
     dates, _, _, _ = _seance_facts(result)
     days = sorted(d for d in dates.values() if d)
     if not days:
-        start = _s(result.carnet.cover.get("date_debut"))
+        start = as_text(result.carnet.cover.get("date_debut"))
         return {"first": start or None, "last": start or None}
     return {"first": days[0], "last": days[-1]}
-
-
-def index_view(summary_doc: dict, lang: str) -> IndexView:
-    """index.html of a batch: one row per carnet (worst first), filters, totals,
-    cross-carnet findings."""
-    lab = labels(lang)
-    rank = {"ok": 0, "warning": 1, "error": 2, "unreadable": 3}
-    root = _audited_root([e["path"] for e in summary_doc["carnets"]])
-    rows = []
-    for e in summary_doc["carnets"]:
-        s = e["summary"]
-        # The carnet's summary counts its own findings and those across carnets that involve it.
-        cc = e.get("cross_carnet") or {}
-        n = {k: s[k] for k in ("errors", "warnings", "info", "impact_cents")}
-        carnet = e.get("carnet") or {}
-        period = e.get("period") or {}
-        first, last = _s(period.get("first")), _s(period.get("last"))
-        rel = _relative(e["path"], root)
-        rows.append(IndexRow(
-            id=e["id"], path=rel, verdict=e["verdict"], verdict_rank=rank.get(e["verdict"], 4),
-            verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=_s(carnet.get("casino")),
-            table=_s(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
-            impact=lab["not_checked"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
-            impact_cents=-1 if e["verdict"] == "unreadable" else n["impact_cents"], report=e.get("report"),
-            cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else "",
-            first=first, last=last,
-            period=format_day(first if first == last else f"{first} → {last}", lang) if first else "",
-            link_text=lab["index_link"].format(name=rel)))
-    # Worst first: the verdict's gravity, then errors, then the amount at stake.
-    rows.sort(key=lambda r: (-r.verdict_rank, -r.errors, -r.warnings, -r.impact_cents, r.path))
-    tot = summary_doc["totals"]
-    verdicts = Counter(e["verdict"] for e in summary_doc["carnets"])
-    reports = {e["id"]: e.get("report") for e in summary_doc["carnets"]}
-    cross = []
-    for f in summary_doc.get("cross_carnet_findings") or []:
-        places = []
-        for c in f.get("across") or []:
-            places.append(Place(_place_text(c, lab), reports.get(c.get("carnet"))))
-        sev = _s(f.get("severity"))
-        cross.append(CrossRow(_s(f.get("code")), sev, lab.get(sev, sev), clip(f.get("message")), places,
-                              format_cents(f["impact_cents"], lang) if f.get("impact_cents") else ""))
-    return IndexView(
-        lang=lang, t=lab, js_labels=js_labels(lab), tool_version=__version__,
-        generated_at=summary_doc["generated_at"], generated_text=moment_text(summary_doc["generated_at"], lang),
-        rows=rows, cross=cross, root=root,
-        choices={"verdict": [Choice(k, lab[f"verdict_{k}_short"]) for k in ("error", "warning", "ok", "unreadable")
-                             if any(r.verdict == k for r in rows)],
-                 "casino": [Choice(c, c) for c in sorted({r.casino for r in rows if r.casino})],
-                 "table": [Choice(t, t) for t in sorted({r.table for r in rows if r.table},
-                                                        key=lambda t: (len(t), t))]},
-        verdict_counts=[Count(k, lab[f"verdict_{k}_short"], verdicts.get(k, 0))
-                        for k in ("ok", "warning", "error", "unreadable")],
-        totals=IndexTotals(len(rows), tot["errors"], tot["warnings"], tot["info"],
-                           format_cents(tot["impact_cents"], lang)))

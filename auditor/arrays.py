@@ -2,9 +2,9 @@
 
 On a small carnet (one séance, a few hundred rows) pandas' fixed cost per
 operation (a column lookup, a boolean filter, a merge) outweighs the work
-itself: the ticket rules, the EC00 rules and the report read their columns
-here once and work on arrays, joining on integer codes rather than merging
-frames.
+itself: the ticket rules, the EC00 rules, the ticket ledger and the report
+read their columns here once and work on arrays, joining on integer codes
+(`auditor.frames.find`) rather than merging frames.
 """
 
 from __future__ import annotations
@@ -49,15 +49,6 @@ def could_be(carnet: Carnet, table: str, keys: list[str], target: pd.DataFrame, 
         return np.zeros(n, dtype=bool)
     sub = target if at is None else target.iloc[np.asarray(at, dtype=np.int64)]
     return carnet.could_be(table, keys, sub).to_numpy(bool)
-
-
-def find(table_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Position in `table_codes` (sorted, distinct) of each code, -1 where absent."""
-    if len(table_codes) == 0:
-        return np.full(len(codes), -1, dtype=np.int64)
-    pos = np.searchsorted(table_codes, codes)
-    safe = np.minimum(pos, len(table_codes) - 1)
-    return np.where(table_codes[safe] == codes, safe, -1)
 
 
 def value(x):

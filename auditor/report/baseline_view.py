@@ -1,4 +1,4 @@
-"""The report's and index's part about a series of audits: baseline states
+"""The report's and index's part about the baseline and the reviews: baseline states
 (new findings first, each state counted), reviews with their history,
 reviews whose finding is gone, and the trend per table from the history."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from auditor.i18n import format_day
 from auditor.money import format_cents
 from auditor.reviews import STATUS_TEXT
-from auditor.series import STATES
+from auditor.baseline import STATES
 
 MAX_ROWS = 300   # the full list is in findings.json
 
@@ -34,11 +34,11 @@ LABELS = {
 
 
 def labels(lang: str) -> dict:
-    """The series labels in `lang`."""
+    """The baseline part's labels in `lang`."""
     return LABELS.get(lang, LABELS["fr"])
 
 
-def _review(r: dict | None, lang: str) -> dict | None:
+def review_view(r: dict | None, lang: str) -> dict | None:
     if r is None:
         return None
     text = STATUS_TEXT.get(lang, STATUS_TEXT["fr"])
@@ -49,31 +49,31 @@ def _review(r: dict | None, lang: str) -> dict | None:
     return {**one(r), "history": [one(h) for h in r.get("history") or []]}
 
 
-def report_part(findings, lang: str, series) -> dict:
-    """What the report shows of the series: baseline states, reviews, findings absent since."""
+def report_part(findings, lang: str, compared) -> dict:
+    """What the report shows of the compared: baseline states, reviews, findings absent since."""
     lab = labels(lang)
     order = {s: i for i, s in enumerate(STATES)}
     rows = []
-    for f in sorted(findings, key=lambda f: order.get(series.state(f) or "", 9)):
-        state = series.state(f)
+    for f in sorted(findings, key=lambda f: order.get(compared.state(f) or "", 9)):
+        state = compared.state(f)
         rows.append({"state": state or "", "state_text": lab[state] if state else lab["none"], "code": f.code,
                      "severity": f.severity.label, "seance": "" if f.seance is None else f.seance,
                      "coup": "" if f.coup is None else f.coup, "message": f.message,
                      "impact": format_cents(f.impact_cents, lang) if f.impact_cents else "",
-                     "fingerprint": f.fingerprint, "review": _review(series.reviews.get(f.fingerprint), lang)})
-    counts = series.counts()
-    return {"t": lab, "has_baseline": series.has_baseline,
+                     "fingerprint": f.fingerprint, "review": review_view(compared.reviews.get(f.fingerprint), lang)})
+    counts = compared.counts()
+    return {"t": lab, "has_baseline": compared.has_baseline,
             "counts": [(s, lab[s], counts[s]) for s in (*STATES, "absent")],
             "rows": rows[:MAX_ROWS], "more": lab["more"].format(left=len(rows) - MAX_ROWS) if len(rows) > MAX_ROWS else "",
             "absent": [{"code": a.get("code"), "seance": a.get("seance") or "", "coup": a.get("coup") or "",
                         "message": a.get("message"), "fingerprint": a.get("fingerprint"),
-                        "review": _review(a.get("review"), lang)} for a in series.absent[:MAX_ROWS]],
+                        "review": review_view(a.get("review"), lang)} for a in compared.absent[:MAX_ROWS]],
             "orphans": [{"code": o.get("code"), "seance": o.get("seance") or "", "coup": o.get("coup") or "",
-                         "fingerprint": o["fingerprint"], "review": _review(o, lang)} for o in series.orphans]}
+                         "fingerprint": o["fingerprint"], "review": review_view(o, lang)} for o in compared.orphans]}
 
 
 def index_part(entries: list[dict], lang: str, trends: list[dict] | None) -> dict | None:
-    """The index's series part: states counted over the batch, the carnets
+    """The index's baseline part: states counted over the batch, the carnets
     with new findings first, a trend chart per table (with a history)."""
     with_baseline = [e for e in entries if e.get("baseline_counts")]
     if not with_baseline and not trends:

@@ -1,11 +1,11 @@
-"""A series of audits: what one run brings to a carnet from earlier runs
-(the baseline's findings, the reviews recorded on them), and what it makes of
-them: each finding's baseline state (new / unchanged / updated), the
+"""The baseline and the reviews: what one run brings to a carnet from earlier
+runs (the baseline's findings, the reviews recorded on them), and what it
+makes of them: each finding's baseline state (new / unchanged / updated), the
 baseline's findings now absent, each finding's review, the reviews whose
 finding is gone.
 
 The client reads the baseline folder and the review files once and gives
-each carnet's job its part (`SeriesContext`): a remote worker needs neither.
+each carnet its part (`CarnetBaseline`): a remote worker needs neither.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ COMPARED = ("severity", "expected", "found", "impact_cents")
 
 
 @dataclass(frozen=True)
-class SeriesContext:
+class CarnetBaseline:
     """What a run brings to one carnet besides its files: the baseline's findings and the recorded reviews."""
 
     baseline: tuple[dict, ...] | None = None   # the baseline run's findings of this carnet; None: no baseline
@@ -52,8 +52,8 @@ class SeriesContext:
 
 
 @dataclass
-class SeriesView:
-    """One carnet's findings against its series."""
+class BaselineComparison:
+    """One carnet's findings against its baseline and reviews."""
     has_baseline: bool
     states: dict[str, str] = field(default_factory=dict)        # fingerprint → new / unchanged / updated
     reviews: dict[str, dict] = field(default_factory=dict)      # fingerprint → latest decision (+ history)
@@ -81,36 +81,36 @@ class SeriesView:
         return not only_new or self.state(f) == "new"
 
     def any(self) -> bool:
-        """There is something of the series to show."""
+        """There is something of the baseline or the reviews to show."""
         return self.has_baseline or bool(self.reviews) or bool(self.orphans)
 
 
-def apply(findings: list[Finding], context: SeriesContext | None) -> SeriesView:
+def apply(findings: list[Finding], context: CarnetBaseline | None) -> BaselineComparison:
     """The findings set against the run's baseline and reviews."""
-    context = context or SeriesContext()
-    view = SeriesView(has_baseline=context.baseline is not None)
+    context = context or CarnetBaseline()
+    compared = BaselineComparison(has_baseline=context.baseline is not None)
     current = {f.fingerprint for f in findings}
     before = {b["fingerprint"]: b for b in context.baseline or ()}
-    if view.has_baseline:
+    if compared.has_baseline:
         for f in findings:
             old = before.get(f.fingerprint)
             if old is None:
-                view.states[f.fingerprint] = "new"
+                compared.states[f.fingerprint] = "new"
             else:
                 now = _kept(f.as_json())
                 same = all(old.get(k) == now.get(k) for k in COMPARED)
-                view.states[f.fingerprint] = "unchanged" if same else "updated"
+                compared.states[f.fingerprint] = "unchanged" if same else "updated"
     decided = latest(list(context.reviews))
-    view.reviews = {fp: r for fp, r in decided.items() if fp in current}
+    compared.reviews = {fp: r for fp, r in decided.items() if fp in current}
     for fp, b in before.items():
         if fp not in current:
-            view.absent.append({**b, "review": decided.get(fp)})
+            compared.absent.append({**b, "review": decided.get(fp)})
     mine = None if context.orphans_of is None else {e["fingerprint"] for e in context.reviews
                                                     if e.get("carnet") in (context.orphans_of, None)}
-    view.orphans = [{"fingerprint": fp, **_about(context.reviews, fp), **r}
+    compared.orphans = [{"fingerprint": fp, **_about(context.reviews, fp), **r}
                     for fp, r in decided.items() if fp not in current and fp not in before
                     and (mine is None or fp in mine)]
-    return view
+    return compared
 
 
 def _about(entries, fp: str) -> dict:
@@ -122,38 +122,38 @@ def _kept(finding: dict) -> dict:
     return {k: finding.get(k) for k in KEPT}
 
 
-def worst(findings: list[Finding], view: SeriesView, only_new: bool) -> Severity | None:
+def worst(findings: list[Finding], compared: BaselineComparison, only_new: bool) -> Severity | None:
     """The highest severity among the findings that block (only new ones when `only_new`)."""
-    return max((f.severity for f in findings if view.blocking(f, only_new)), default=None)
+    return max((f.severity for f in findings if compared.blocking(f, only_new)), default=None)
 
 
-def decorate(doc: dict, findings: list[Finding], view: SeriesView) -> dict:
+def decorate(doc: dict, findings: list[Finding], compared: BaselineComparison) -> dict:
     """findings.json v1.1: `baseline_state` and `review` per finding, `absent` at the top."""
     for entry, f in zip(doc["findings"], findings):
-        entry["baseline_state"] = view.state(f)
-        entry["review"] = view.reviews.get(f.fingerprint)
+        entry["baseline_state"] = compared.state(f)
+        entry["review"] = compared.reviews.get(f.fingerprint)
     doc["absent"] = [{k: a.get(k) for k in ("fingerprint", "code", "severity", "seance", "coup", "message",
-                                            "impact_cents", "review")} for a in view.absent]
-    if view.has_baseline:
-        doc["baseline_counts"] = view.counts()
-    doc["orphan_reviews"] = view.orphans
+                                            "impact_cents", "review")} for a in compared.absent]
+    if compared.has_baseline:
+        doc["baseline_counts"] = compared.counts()
+    doc["orphan_reviews"] = compared.orphans
     return doc
 
 
 # -- the client: building each carnet's context --------------------------------
 
 @dataclass
-class Series:
+class Baseline:
     """What the run was given: a baseline folder and/or a shared review file."""
-    baseline: Path | None = None
+    folder: Path | None = None     # the baseline run's output folder
     reviews: Path | None = None
     problems: list[str] = field(default_factory=list)
     _shared: list[dict] | None = None
     _shared_raw: str = ""
 
     def __post_init__(self):
-        if self.baseline is not None and not self.baseline.is_dir():
-            raise UsageError("audit.baseline_not_folder", path=self.baseline)
+        if self.folder is not None and not self.folder.is_dir():
+            raise UsageError("audit.baseline_not_folder", path=self.folder)
         if self.reviews is not None:
             if self.reviews.exists() and not self.reviews.is_file():
                 raise UsageError("audit.reviews_not_file", path=self.reviews)
@@ -161,28 +161,28 @@ class Series:
             self.problems += loaded.problems
             self._shared = loaded.entries
 
-    def context(self, carnet_id: str) -> SeriesContext | None:
+    def context(self, carnet_id: str) -> CarnetBaseline | None:
         """What the run brings to the carnet `carnet_id` (None without baseline or reviews)."""
-        if self.baseline is None and self.reviews is None:
+        if self.folder is None and self.reviews is None:
             return None
         baseline = None
-        if self.baseline is not None:
+        if self.folder is not None:
             baseline = self._baseline_findings(carnet_id)
         if self._shared is not None:
             # Matched by fingerprint, whatever the carnet's id was when the
             # review was recorded (a renamed or re-saved file keeps them).
-            return SeriesContext(baseline, tuple(self._shared), orphans_of=carnet_id)
-        loaded = load_reviews(self.baseline / carnet_id / FILE_NAME)
+            return CarnetBaseline(baseline, tuple(self._shared), orphans_of=carnet_id)
+        loaded = load_reviews(self.folder / carnet_id / FILE_NAME)
         self.problems += loaded.problems
-        return SeriesContext(baseline, tuple(loaded.entries))
+        return CarnetBaseline(baseline, tuple(loaded.entries))
 
     def carry_reviews(self, carnet_id: str, out: Path) -> None:
         """The baseline's review file of this carnet, carried into this run's
         folder (every line, good or bad: nothing is lost); lines the folder's
         own file already has are not written twice."""
-        if self.baseline is None or self.reviews is not None:
+        if self.folder is None or self.reviews is not None:
             return
-        source, target = self.baseline / carnet_id / FILE_NAME, out / carnet_id / FILE_NAME
+        source, target = self.folder / carnet_id / FILE_NAME, out / carnet_id / FILE_NAME
         try:
             raw = source.read_bytes()
         except OSError:
@@ -198,7 +198,7 @@ class Series:
                 f.write(b"\n".join(lines) + b"\n")
 
     def _baseline_findings(self, carnet_id: str) -> tuple[dict, ...]:
-        path = self.baseline / carnet_id / "findings.json"
+        path = self.folder / carnet_id / "findings.json"
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             found = [_kept(f) for f in doc["findings"] if f.get("fingerprint")]
@@ -211,22 +211,22 @@ class Series:
 
     def cross_findings(self) -> list[dict] | None:
         """The baseline's cross-carnet findings (None: no baseline summary)."""
-        if self.baseline is None:
+        if self.folder is None:
             return None
         try:
-            return json.loads((self.baseline / "summary.json").read_text(encoding="utf-8"))["cross_carnet_findings"]
+            return json.loads((self.folder / "summary.json").read_text(encoding="utf-8"))["cross_carnet_findings"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
 
-def history_rows(findings: list[Finding], view: SeriesView, seance_dates: dict[int, str]) -> list[dict]:
+def history_rows(findings: list[Finding], compared: BaselineComparison, seance_dates: dict[int, str]) -> list[dict]:
     """What the history keeps of each finding (auditor/history.py)."""
     rows = []
     for f in findings:
-        review = view.reviews.get(f.fingerprint) or {}
+        review = compared.reviews.get(f.fingerprint) or {}
         rows.append({"fingerprint": f.fingerprint, "code": f.code, "severity": f.severity.label,
                      "seance": f.seance, "seance_date": seance_dates.get(f.seance), "coup": f.coup,
-                     "impact_cents": int(f.impact_cents), "baseline_state": view.state(f),
+                     "impact_cents": int(f.impact_cents), "baseline_state": compared.state(f),
                      "review_status": review.get("status"), "review_by": review.get("by"),
                      "review_at": review.get("at")})
     return rows
