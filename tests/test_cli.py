@@ -141,7 +141,7 @@ def test_not_a_carnet_exits_1_with_ec00_and_one_line(tmp_path, maker):
 @pytest.mark.parametrize("args", [
     ["audit", "/nonexistent/carnet.xlsx"],
     ["audit", "{empty}"],
-    ["audit", "{good}", "--format", "pdf"],
+    ["audit", "{good}", "--format", "docx"],
     ["audit", "{good}", "--bogus"],
     ["audit", "{good}", "--out", "/proc/forbidden"],
     ["rules", "--explain", "EC99-99"],

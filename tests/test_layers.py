@@ -27,7 +27,7 @@ LAYERS = {
     "auditor.run": "run", "auditor.sign": "report", "auditor.verify": "face",
     "auditor.batch": "batch", "auditor.baseline": "report", "auditor.history": "batch", "auditor.reviews": "report",
     "auditor.synth": "synth",
-    "auditor.cli": "face", "auditor.__main__": "face", "auditor.serve": "face",
+    "auditor.cli": "face", "auditor.commands": "face", "auditor.__main__": "face", "auditor.serve": "face",
 }
 
 # What each layer may import besides itself.

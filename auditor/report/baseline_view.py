@@ -39,6 +39,7 @@ def labels(lang: str) -> dict:
 
 
 def review_view(r: dict | None, lang: str) -> dict | None:
+    """A review decision (with its earlier ones) as the report and the procès-verbal show it."""
     if r is None:
         return None
     text = STATUS_TEXT.get(lang, STATUS_TEXT["fr"])
