@@ -1,6 +1,8 @@
 import sys
 from pathlib import Path
 
+import auditor  # noqa: F401  (first: it keeps openpyxl off lxml before any test imports openpyxl)
+
 # tests/ holds helper modules (carnet_fixture) imported by the tests.
 sys.path.insert(0, str(Path(__file__).parent))
 
