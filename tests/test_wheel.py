@@ -85,3 +85,13 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=60)
     assert serve.returncode == 0
+
+
+def test_every_package_of_the_tree_is_in_the_wheel_list():
+    """pyproject.toml lists the packages (schemas/ and rules/ are mapped): a new sub-package left out
+    installs without its modules (the wheel test above finds it, slowly; this, at once)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "auditor").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
