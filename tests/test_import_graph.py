@@ -10,36 +10,17 @@ serves the other, and move what both need below them."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-from test_layers import MODULES, PACKAGE, _type_checking_only, module_name
+from test_layers import MODULES, imports_of, module_name
 
 NAMES = {module_name(p) for p in MODULES}
 
 
 def edges_of(path: Path, name: str | None = None, names: set[str] = NAMES) -> set[str]:
-    """The auditor modules the module at `path` (named `name`) imports."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    here = (name or module_name(path)).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if _type_checking_only(node, parents):
-            continue
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name in names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-            if base.split(".")[0] != "auditor":
-                continue
-            for a in node.names:
-                full = f"{base}.{a.name}"
-                out.add(full if full in names else base)
-    return out & names - {".".join(here)}
+    """The auditor modules the module at `path` (named `name`) imports (test_layers' reading, by module)."""
+    here = name or module_name(path)
+    return imports_of(path, here, pick=lambda full, base: full if full in names else base) & names - {here}
 
 
 def graph() -> dict[str, set[str]]:
