@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from auditor.baseline import CarnetBaseline
 
 FORMATS = ("html", "json", "xlsx", "pdf")
-SEVERITY_KEYS = {"error": "errors", "warning": "warnings", "info": "info"}
 
 
 @dataclass
@@ -166,7 +165,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     audits, where (the procès-verbal); `sign`: signs the procès-verbal
     (auditor.sign), None leaves it unsigned."""
     from auditor import baseline
-    from auditor.report.cross_carnet import combined_verdict
+    from auditor.report.cross_carnet import combined_verdict, counted_with
 
     formats, at = options.formats, options.generated_at or generated_at()
     # findings.json and report.html are rendered with slots where the run's
@@ -175,39 +174,34 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     slot = StampSlots.new()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
     compared = baseline.apply(findings, context)
-    summary = dict(audit.document["summary"])
-    for f in across:
-        summary[SEVERITY_KEYS[f.severity.label]] += 1
-        summary["impact_cents"] += max(int(f.impact_cents), 0)
+    summary = counted_with(audit.document["summary"], across)
     statuses = _across_statuses(checked_across or {}, across)
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
     doc = {**audit.document, "generated_at": slot.iso, "summary": summary, "rules": rules,
            "findings": [f.as_json() for f in findings]}
     doc = baseline.decorate(doc, findings, compared)
-    stamped: dict[str, Stamped] = {}
-    findings_text = json_report.dumps(doc)
-    if "json" in formats:
-        stamped["findings.json"] = Stamped.of(findings_text, slot, "json")
-    if audit.report is not None and ("html" in formats or "pdf" in formats):
+    findings_json = Stamped.of(json_report.dumps(doc), slot, "json")
+    stamped: dict[str, Stamped] = {"findings.json": findings_json} if "json" in formats else {}
+    report = audit.report if {"html", "pdf"} & set(formats) else None
+    if report is not None:
         from auditor.report.baseline_view import report_part
         from auditor.report.report_view import finish_report
 
-        lang = audit.report.view.lang
+        lang = report.view.lang
         part = report_part(findings, lang, compared) if compared.any() else None
         if "html" in formats:
             stamped["report.html"] = Stamped.of(html_report.render("report.html.j2", finish_report(
-                audit.report, slot.iso, list(across), reports, part, statuses, moment=slot.moment)), slot, "html", lang)
-        if "pdf" in formats:
-            from auditor.report.pv import FILE_NAME, Visit, proces_verbal
-
-            # One finished view, as report.html shows it; the PDF holds its time inside: made for this run.
-            shown = finish_report(audit.report, at, list(across), reports, part, statuses)
-            pdf = proces_verbal(shown, compared.reviews, {**doc, "generated_at": at},
-                                Stamped.of(findings_text, slot, "json").fill(at), visit or Visit())
-            pdf_file = (FILE_NAME, sign(pdf) if sign is not None else pdf)
+                report, slot.iso, list(across), reports, part, statuses, moment=slot.moment, summary=summary)),
+                slot, "html", lang)
     files = {name: st.fill(at) for name, st in stamped.items()}
-    if "pdf" in formats and audit.report is not None:
-        files[pdf_file[0]] = pdf_file[1]
+    if report is not None and "pdf" in formats:
+        from auditor.report.pv import FILE_NAME, Visit, proces_verbal
+
+        # The view report.html shows, at this run's time: the PDF holds its time inside, made for this run.
+        shown = finish_report(report, at, list(across), reports, part, statuses, summary=summary)
+        pdf = proces_verbal(shown, compared.reviews, {**doc, "generated_at": at}, findings_json.fill(at),
+                            visit or Visit())
+        files[FILE_NAME] = sign(pdf) if sign is not None else pdf
     if "xlsx" in formats and audit.workbook is not None:
         from auditor.report.excel_report import finish_workbook
 
@@ -246,6 +240,8 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     Each carnet's row counts the findings across carnets that involve it; the
     totals count each of them once. `tables`: per casino and table, its
     carnets in order and how the rules across its carnets went."""
+    from auditor.report.cross_carnet import SEVERITY_KEYS
+
     cross_findings = cross_findings or []
     totals = {k: sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}

@@ -27,6 +27,16 @@ def attribute(entries: list[dict], cross: list[dict]) -> None:
             mine["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
 
 
+def counted_with(summary: dict, across) -> dict:
+    """A carnet's summary counting also its findings across carnets
+    (auditor.model.Finding with `across`): by severity, and their money."""
+    out = dict(summary)
+    for f in across:
+        out[SEVERITY_KEYS[f.severity.label]] += 1
+        out["impact_cents"] += max(int(f.impact_cents or 0), 0)
+    return out
+
+
 def combined_verdict(own: str, severities: list[str]) -> str:
     """The carnet's own verdict raised by its cross-carnet findings (an
     unreadable carnet stays unreadable: it has no tickets to share)."""

@@ -29,7 +29,7 @@ from auditor.model import AuditResult, Finding, RuleStatus, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts, tickets_view
 from auditor.report.chouette_runs import run_stories
-from auditor.report.cross_carnet import SEVERITY_KEYS, combined_verdict
+from auditor.report.cross_carnet import combined_verdict, counted_with
 from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, js_labels,
                                  moment_text, place_text)
 from auditor.report.reading_view import reading_section
@@ -519,14 +519,17 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
 
 def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] = (),
                   reports: dict[str, str | None] | None = None, series: object = None,
-                  statuses: dict[str, RuleStatus] | None = None, moment: str | None = None) -> ReportView:
+                  statuses: dict[str, RuleStatus] | None = None, moment: str | None = None,
+                  summary: dict | None = None) -> ReportView:
     """The report as the run shows it: the draft, with the findings across
     carnets that involve this carnet (`across`, each seen from it: counted in
     its verdict and cards, listed in their section with a link to the other
     carnets' reports, `reports`: carnet id → report path in the batch), the
     baseline and reviews (`series`, baseline_view.report_part), the status of
     the rules checked across carnets (`statuses`) and the run's time
-    (`moment`: how the page writes it, when not `moment_text(generated_at)`)."""
+    (`moment`: how the page writes it, when not `moment_text(generated_at)`);
+    `summary`: the carnet's summary with its findings across carnets, when
+    the caller has it (else counted here)."""
     view = draft.view
     moment = moment_text(generated_at, view.lang) if moment is None else moment
     lang, lab = view.lang, view.t
@@ -534,10 +537,7 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
     if statuses:
         rules = [rule_row(statuses[r.code], statuses[r.code].reason or "", lab, lang) if r.code in statuses else r
                  for r in rules]
-    summary = dict(draft.summary)
-    for f in across:   # counted like the carnet's own findings
-        summary[SEVERITY_KEYS[f.severity.label]] += 1
-        summary["impact_cents"] += max(int(f.impact_cents or 0), 0)
+    summary = counted_with(draft.summary, across) if summary is None else summary
     v = combined_verdict(draft.verdict, [f.severity.label for f in across])
     identity = [*view.identity[:-1], Field(view.identity[-1].name, moment)]
     return replace(
