@@ -16,7 +16,6 @@ of carnets takes the memory of a few.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Callable
 
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
+from auditor.batch.cache import write_pickle
 from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
@@ -116,7 +116,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     path = cache.store(keys[audit.index], audit)
                 else:
                     path = spool / f"{audit.index}.pickle"
-                    path.write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
+                    write_pickle(path, audit)
                 held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
                                           fingerprints=frozenset(f.fingerprint for f in audit.findings))
                 _done(bar, on_done, jobs[audit.index], held[audit.index])

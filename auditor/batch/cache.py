@@ -109,14 +109,10 @@ class Cache:
     def load(self, key: str) -> Hit | None:
         """The cached carnet under `key`: its row and batch facts; None on a miss or a damaged entry."""
         d = self._dir(key)
-        try:
-            entry, facts, fingerprints = pickle.loads((d / HEAD_FILE).read_bytes())
-        except FileNotFoundError:
+        head = read_pickle(d / HEAD_FILE)   # none, or a damaged entry: a miss
+        if not isinstance(head, tuple) or len(head) != 3 or not (d / AUDIT_FILE).is_file():
             return None
-        except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
-            return None  # a damaged entry is a miss
-        if not (d / AUDIT_FILE).is_file():
-            return None
+        entry, facts, fingerprints = head
         return Hit(entry, facts, d / AUDIT_FILE, fingerprints)
 
     def store(self, key: str, audit: CarnetAudit) -> Path:
@@ -126,9 +122,8 @@ class Cache:
         try:
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
-            (tmp / AUDIT_FILE).write_bytes(pickle.dumps(audit, protocol=pickle.HIGHEST_PROTOCOL))
-            head = (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings))
-            (tmp / HEAD_FILE).write_bytes(pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL))
+            write_pickle(tmp / AUDIT_FILE, audit)
+            write_pickle(tmp / HEAD_FILE, (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings)))
             shutil.rmtree(d, ignore_errors=True)
             tmp.rename(d)  # atomic: a reader sees a whole entry or none
         except OSError as exc:
@@ -139,6 +134,18 @@ class Cache:
 
 def load_audit(path: Path) -> CarnetAudit | None:
     """A carnet's audit kept by the cache or the run's spool (None: damaged or gone)."""
+    audit = read_pickle(path)
+    return audit if isinstance(audit, CarnetAudit) else None
+
+
+def write_pickle(path: Path, value) -> None:
+    """`value` pickled into `path` (what the cache and the run's spool keep)."""
+    path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def read_pickle(path: Path):
+    """What `write_pickle` kept at `path`; None when it is gone or damaged
+    (cut short, written by another version of the program)."""
     try:
         return pickle.loads(path.read_bytes())
     except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):

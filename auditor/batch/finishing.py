@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.atomic import make_folder, write_atomic
-from auditor.batch.cache import load_audit
+from auditor.batch.cache import load_audit, read_pickle, write_pickle
 from auditor.batch.plan import CarnetJob, Options
 from auditor.errors import WriteError
 from auditor.model import Finding
@@ -95,11 +95,10 @@ def remember(memo: Path, digest: str, fin: Finished) -> None:
     """Keep the carnet's files as made (with their time slots) beside its
     audit in the cache; a failure to keep them costs only the next run's time."""
     import os
-    import pickle
 
     tmp = memo.with_name(f".{memo.name}.{os.getpid()}.part")
     try:
-        tmp.write_bytes(pickle.dumps((digest, fin), protocol=pickle.HIGHEST_PROTOCOL))
+        write_pickle(tmp, (digest, fin))
         os.replace(tmp, memo)
     except OSError:
         tmp.unlink(missing_ok=True)
@@ -107,13 +106,11 @@ def remember(memo: Path, digest: str, fin: Finished) -> None:
 
 def recall(memo: Path, digest: str) -> Finished | None:
     """The carnet's files as a run with the same inputs made them (None: none kept, or other inputs)."""
-    import pickle
-
-    try:
-        kept, fin = pickle.loads(memo.read_bytes())
-    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
+    kept = read_pickle(memo)
+    if not isinstance(kept, tuple) or len(kept) != 2:
         return None
-    return fin if kept == digest and isinstance(fin, Finished) and fin.stamped else None
+    fin = kept[1]
+    return fin if kept[0] == digest and isinstance(fin, Finished) and fin.stamped else None
 
 
 def write_recalled(fin: Finished, job: CarnetJob, out: Path, at: str) -> Finished:
