@@ -24,7 +24,7 @@ from typing import Callable
 
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
-from auditor.batch.cache import write_pickle
+from auditor.batch.cache import Kept, store_entry, write_pickle
 from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
@@ -110,15 +110,15 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             for index in sorted(held):
                 _done(bar, on_done, jobs[index], held[index])
             executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice)
-            for audit in executor.audits(todo, tickets=tickets):
-                stored = bool(cache and audit.index in keys and audit.fault is None)
-                if stored:
-                    path = cache.store(keys[audit.index], audit)
+            def keep(index: int) -> tuple[Path, Path | None]:
+                return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
+
+            for audit in executor.audits(todo, tickets=tickets, keep=keep):
+                if isinstance(audit, Kept):   # its worker kept it where `keep` said
+                    held[audit.index] = _Held(audit.entry, audit.facts, audit.path, pid=audit.pid,
+                                              in_cache=audit.in_cache, fingerprints=audit.fingerprints)
                 else:
-                    path = spool / f"{audit.index}.pickle"
-                    write_pickle(path, audit)
-                held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
-                                          fingerprints=frozenset(f.fingerprint for f in audit.findings))
+                    held[audit.index] = _hold(audit, *keep(audit.index), cache is not None)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
             cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign)
     except WriteError as exc:
@@ -203,6 +203,19 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
     return listed, tables
+
+
+def _hold(audit, spool: Path, entry: Path | None, caching: bool) -> _Held:
+    """Keep an audit handed back whole (this process's, a cluster's, a fault's)
+    in its cache entry, or else the run's spool; what the run holds of it."""
+    stored = caching and entry is not None and audit.fault is None
+    if stored:
+        path = store_entry(entry, audit)
+    else:
+        path = spool
+        write_pickle(path, audit)
+    return _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
+                 fingerprints=frozenset(f.fingerprint for f in audit.findings))
 
 
 def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]]) -> list[dict]:

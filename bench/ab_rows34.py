@@ -3,7 +3,7 @@ checkouts (BEFORE and AFTER, e.g. `git worktree add --detach ../cmp-before
 COMMIT`) run in turns with this venv, wall and CPU of the whole process tree,
 medians (`ROUNDS`, default 3).
 
-    python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT
+    python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT [MORE_CHECKOUTS...]
 """
 import os
 import resource
@@ -18,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_audit import _batch_folder  # noqa
 root = _batch_folder(200)
 PY = sys.executable
-revs = {"before": sys.argv[1], "after": sys.argv[2]}
+revs = {"before": sys.argv[1], "after": sys.argv[2], **{f"more{i}": p for i, p in enumerate(sys.argv[3:], 1)}}
+for path in revs.values():   # as an installed wheel is: compiled once, not by each process
+    subprocess.run([PY, "-m", "compileall", "-q", "auditor", "schemas"], cwd=path, check=True)
 walls = {(r, j): [] for r in revs for j in (1, 2)}
 cpus = {}
 for round_ in range(int(os.environ.get("ROUNDS", 3))):

@@ -127,3 +127,32 @@ def test_the_order_and_place_of_carnets_do_not_change_the_findings_across(tmp_pa
         return sorted((f["code"], f["fingerprint"], f["impact_cents"]) for f in summary(out)["cross_carnet_findings"])
 
     assert fps(tmp_path / "oa") == fps(tmp_path / "ob") != []
+
+
+def test_local_workers_keep_the_audits_they_make_and_hand_back_only_their_head(tmp_path):
+    """The audit crosses no pipe: the worker writes it (to the cache entry, or
+    the run's spool) and the run holds only its row, facts and fingerprints."""
+    import contextlib
+
+    from auditor.batch import Cache, Executor, Options, plan
+    from auditor.batch.cache import Kept, load_audit
+
+    jobs = plan([pair(tmp_path / "casino")])
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    cache = Cache(tmp_path / "cache", Options())
+    keys = {i: cache.key(job) for i, job in enumerate(jobs)}
+
+    def keep(index):   # the first carnet is not cached: it waits in the spool
+        return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index else None
+
+    with contextlib.ExitStack() as stack:
+        kept = list(Executor(stack, Options(), workers=2).audits(list(enumerate(jobs)), keep=keep))
+    assert sorted(k.index for k in kept) == [0, 1, 2]
+    for k in kept:
+        assert isinstance(k, Kept) and k.pid is not None
+        assert k.in_cache == (k.index != 0) and k.path.parent == (spool if k.index == 0 else keep(k.index)[1])
+        audit = load_audit(k.path)
+        assert audit.entry == k.entry and k.fingerprints == {f.fingerprint for f in audit.findings}
+        if k.index:
+            assert cache.load(keys[k.index]).entry == k.entry   # a whole entry: the next night's hit
