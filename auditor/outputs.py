@@ -129,12 +129,17 @@ class Stamped:
 
     @classmethod
     def of(cls, text: str, slot: StampSlots, kind: str, lang: str = "fr") -> "Stamped":
-        """`text` as rendered with `slot`, cut at its slots."""
-        import re
-
+        """`text` as rendered with `slot`, cut at its slots (plain splits: the
+        slots are new in each rendering, and a pattern made of them would be
+        compiled anew for every file)."""
         parts: list = []
-        for piece in re.split(f"({slot.iso}|{slot.moment})", text):
-            parts.append(None if piece == slot.iso else "moment" if piece == slot.moment else piece.encode("utf-8"))
+        for i, chunk in enumerate(text.split(slot.iso)):
+            if i:
+                parts.append(None)
+            for j, piece in enumerate(chunk.split(slot.moment)):
+                if j:
+                    parts.append("moment")
+                parts.append(piece.encode("utf-8"))
         return cls(parts, kind, lang)
 
     def fill(self, at: str) -> bytes:
