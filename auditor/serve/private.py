@@ -21,6 +21,10 @@ PID_FILE = "server.pid"
 # A folder without its pid file (a server older than the file, or one in the
 # instant between making its folder and marking it) is left alone this long.
 UNMARKED_GRACE = 24 * 3600
+# What the runs in the private folder may take before the oldest are evicted
+# (it may be in memory: /tmp is often a tmpfs); the newest is always kept.
+KEEP_BYTES = 2048 * 1024 * 1024
+KEEP_RUNS = 20
 
 
 def make() -> Path:

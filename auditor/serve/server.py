@@ -73,7 +73,8 @@ def _make_server_class():
 
 
 def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", ui: str = "en",
-          limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout) -> int:
+          limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout,
+          keep_bytes: int | None = None) -> int:
     """Serve the page on 127.0.0.1 until stopped, then remove the private folder.
 
     Ctrl-C returns 0; SIGTERM and SIGHUP end the process by their signal once
@@ -113,7 +114,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     app = None
     try:
         app = create_app(root, token, port, lang=lang, limits=limits, workers=workers, on_startup=started,
-                         reviews=_reviews(reviews_file or Path("reviews.jsonl")))
+                         reviews=_reviews(reviews_file or Path("reviews.jsonl")), keep_bytes=keep_bytes)
         import uvicorn
 
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
