@@ -334,3 +334,31 @@ def test_evict_keeps_running_runs_and_the_workspace(tmp_path):
     assert list(runs._runs) == ["saved", "busy", "new"]
     assert not (root / "old").exists() and (workspace / "saved").exists() and (root / "busy").exists()
     assert private.evict(runs, root, keep_bytes=0, keep_runs=1) == []     # the newest stays
+
+
+# -- the browser opened through a private file --------------------------------------------------
+
+def test_the_redirect_file_is_private_and_sends_the_browser_on(tmp_path):
+    from html.parser import HTMLParser
+
+    from auditor.serve.server import redirect_file
+
+    url = 'http://127.0.0.1:8765/?token=abc"><script>x</script>'
+    path = redirect_file(tmp_path, url, "fr")
+    assert path.stat().st_mode & 0o777 == 0o600
+    text = path.read_text(encoding="utf-8")
+    assert "<script>" not in text and "Ouverture de la page" in text
+
+    class Read(HTMLParser):
+        refresh, links = None, []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "meta" and attrs.get("http-equiv") == "refresh":
+                Read.refresh = attrs["content"]
+            if tag == "a":
+                Read.links.append(attrs["href"])
+
+    Read().feed(text)
+    assert Read.refresh == f"0;url={url}" and Read.links == [url]
+    assert "If it does not open" in redirect_file(tmp_path, url, "en").read_text(encoding="utf-8")

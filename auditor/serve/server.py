@@ -14,6 +14,7 @@ which cleans up first and then ends the way the signal asks.
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import signal
 import socket
@@ -109,7 +110,10 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
         print(cli_label("serve.listening", ui, url=url), file=out, flush=True)
         print(cli_label("serve.stop_hint", ui), file=out, flush=True)
         if open_browser:
-            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+            # The browser gets a file of ours that sends it on, never the
+            # token on its command line (where every user's `ps` reads it).
+            target = redirect_file(root, url, ui).as_uri()
+            threading.Thread(target=webbrowser.open, args=(target,), daemon=True).start()
 
     app = None
     try:
@@ -146,6 +150,30 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     signal.raise_signal(ending)
     _restore(original)   # pragma: no cover - a signal whose default is not to end
     return 0
+
+
+REDIRECT_FILE = "open.html"
+
+
+def redirect_file(root: Path, url: str, ui: str) -> Path:
+    """A page only this user can read (0600, in the 0700 private folder)
+    that sends the browser to `url` at once, with a link should it not: the
+    token stays out of the browser's command line (Jupyter's way)."""
+    from html import escape
+
+    from auditor.i18n import cli_label
+
+    path = root / REDIRECT_FILE
+    link = escape(url, quote=True)
+    text = ('<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+            '<meta http-equiv="refresh" content="0;url={link}"><meta name="referrer" content="no-referrer">'
+            '<title>{title}</title></head>\n<body><p>{words} <a href="{link}">{title}</a></p></body></html>\n'
+            ).format(lang=escape(ui), link=link, title=escape(cli_label("serve.open_title", ui)),
+                     words=escape(cli_label("serve.open_words", ui)))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 def _install(handler) -> dict:
