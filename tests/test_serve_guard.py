@@ -24,6 +24,7 @@ import pytest
 
 from auditor.serve import private
 from serve_helpers import Server, csv_folder, files_under, multipart, zip_of
+from test_browser import browser  # noqa: F401  (the fixture: Debian's Chromium, no download)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_carnets"
@@ -362,3 +363,73 @@ def test_the_redirect_file_is_private_and_sends_the_browser_on(tmp_path):
     Read().feed(text)
     assert Read.refresh == f"0;url={url}" and Read.links == [url]
     assert "If it does not open" in redirect_file(tmp_path, url, "en").read_text(encoding="utf-8")
+
+
+# -- reports sandboxed ---------------------------------------------------------------------------
+
+def test_reports_are_served_sandboxed():
+    from auditor.serve.security import REPORT_CSP
+
+    directives = {d.split()[0]: d.split()[1:] for d in REPORT_CSP.split("; ")}
+    assert "allow-scripts" in directives["sandbox"]
+    assert "allow-same-origin" not in directives["sandbox"]      # never the API's origin
+    assert directives["frame-ancestors"] == ["'self'"] and directives["default-src"] == ["'none'"]
+
+
+@pytest.mark.browser
+@pytest.mark.subprocess
+def test_a_report_script_runs_in_an_origin_of_its_own(browser, tmp_path):
+    """In Chromium: the framed report's own script works (its filters), in
+    an opaque origin: it cannot read the page, nor call the API with the
+    cookie; the page's links into the report and the index still work."""
+    server = Server(tmp_path / "tmp", "--jobs", "1")
+    try:
+        if True:
+            context = browser.new_context()
+            page = context.new_page()
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server.url)
+            page.set_input_files("#files", [str(XLSX), str(SAMPLES / "compliant" / "forges-table3.xlsx")])
+            page.wait_for_selector("#carnets tbody tr", timeout=240_000)
+            frame = page.frame_locator("#report")
+            links = frame.locator("#carnets a[href$='report.html']")
+            links.first.wait_for()
+            links.first.click()                                    # the index's link, inside the sandbox
+            frame.locator("#filters").wait_for(state="visible")
+            report = next(f for f in page.frames if f.url.endswith("/report.html"))
+            assert report.evaluate("() => window.origin") == "null"
+            rows = frame.locator("#findings details.group tbody tr:not([hidden])")
+            before = rows.count()
+            frame.locator("#filters input[value=error]").click()   # the report's own script
+            assert rows.count() < before
+            assert report.evaluate("""() => { try { return window.parent.document.title; }
+                                             catch (e) { return 'refused'; } }""") == "refused"
+            answer = report.evaluate("""async () => { try {
+                const r = await fetch('/api/runs/0000000000000000', {credentials: 'include'});
+                return r.status; } catch (e) { return 'refused'; } }""")
+            assert answer in (403, "refused")
+            assert errors == []
+            context.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.subprocess
+def test_a_runs_id_opens_its_files_and_nothing_else(tmp_path):
+    """What a sandboxed report's links need (no cookie from its opaque
+    origin): a GET of the run's files by the run's id; never the API, never
+    a POST, never another run."""
+    server = Server(tmp_path / "tmp", "--jobs", "1")
+    try:
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        run = doc["run"]
+        status, headers, _ = server.request("GET", f"/runs/{run}/carnet-1/report.html", cookie=False)
+        assert status == 200 and headers["content-security-policy"].startswith("sandbox allow-scripts")
+        assert server.request("GET", f"/runs/{'0' * 16}/carnet-1/report.html", cookie=False)[0] == 404
+        assert server.request("GET", f"/api/runs/{run}", cookie=False)[0] == 403
+        assert server.request("POST", f"/runs/{run}/carnet-1/report.html", b"", cookie=False)[0] == 403
+        assert server.request("GET", f"/runs/{run}/carnet-1/report.html", cookie=False, host="evil.example")[0] \
+            == 403
+    finally:
+        server.stop()

@@ -19,14 +19,10 @@ from auditor.read import WORKBOOK_SUFFIXES
 from auditor.serve.labels import page_label, page_labels
 from auditor.serve.private import KEEP_BYTES, KEEP_RUNS, evict
 from auditor.serve.runs import Runs
-from auditor.serve.security import Guard
+from auditor.serve.security import REPORT_CSP, Guard
 from auditor.serve.uploads import UploadParser, UploadTooLarge, limited
 from auditor.serve.templates import render as render_template
 
-# report.html's own policy (templates/base.html.j2), sent as a header too, and
-# framed only by this server's page.
-REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-              "frame-ancestors 'self'")
 ASSETS = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
 LANG_COOKIE = "ecarte-audit-lang"
 CARNET_ID = re.compile(r"^[A-Za-z0-9._-]+$")
