@@ -114,6 +114,31 @@ def _is_plain_dir(mode: int) -> bool:
     return stat.S_ISDIR(mode) and not stat.S_ISLNK(mode)
 
 
+def running(tmp: Path | None = None) -> list[Path]:
+    """The redirect files (server.REDIRECT_FILE) of this user's servers
+    still running, newest first: a second click on the shortcut opens the
+    page already there rather than a second server."""
+    tmp = Path(tmp or tempfile.gettempdir())
+    uid = getattr(os, "getuid", lambda: None)()
+    found = []
+    try:
+        entries = list(tmp.glob(PREFIX + "*"))
+    except OSError:
+        return []
+    for folder in entries:
+        try:
+            st = folder.lstat()
+            if not _is_plain_dir(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            pid = int((folder / PID_FILE).read_text(encoding="ascii").split()[0])
+            page = folder / "open.html"
+            if pid_alive(pid) and page.is_file():
+                found.append((page.stat().st_mtime, page))
+        except (OSError, ValueError, IndexError):
+            continue
+    return [page for _, page in sorted(found, reverse=True)]
+
+
 def remove_stale(tmp: Path | None = None) -> list[Path]:
     """Remove the folders `stale` finds; the ones removed."""
     gone = []

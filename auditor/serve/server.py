@@ -109,10 +109,11 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     def started():
         print(cli_label("serve.listening", ui, url=url), file=out, flush=True)
         print(cli_label("serve.stop_hint", ui), file=out, flush=True)
+        # The browser gets a file of ours that sends it on, never the token
+        # on its command line (where every user's `ps` reads it); the
+        # shortcut opens the same file again on a second click.
+        target = redirect_file(root, url, ui).as_uri()
         if open_browser:
-            # The browser gets a file of ours that sends it on, never the
-            # token on its command line (where every user's `ps` reads it).
-            target = redirect_file(root, url, ui).as_uri()
             threading.Thread(target=webbrowser.open, args=(target,), daemon=True).start()
 
     app = None
@@ -152,7 +153,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     return 0
 
 
-REDIRECT_FILE = "open.html"
+REDIRECT_FILE = "open.html"   # private.running() looks for it
 
 
 def redirect_file(root: Path, url: str, ui: str) -> Path:
