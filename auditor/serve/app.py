@@ -103,7 +103,10 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         if not files:
             parser.discard()
             return error(400, "errors.no_file", lang)
-        evict(runs, root, keep_bytes, KEEP_RUNS, incoming=sum(p.stat().st_size for _, p in files))
+        from starlette.concurrency import run_in_threadpool
+
+        # Room for it in the private folder (the oldest runs there go), off the request loop.
+        await run_in_threadpool(evict, runs, root, keep_bytes, KEEP_RUNS, sum(p.stat().st_size for _, p in files))
         run = runs.upload(files, lang)
         return JSONResponse(run.status(), status_code=202)
 

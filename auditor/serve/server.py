@@ -103,9 +103,6 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
         else:
             signal.raise_signal(signal.SIGTERM)
 
-    original = _install(on_signal)
-    console = private.watch_console(stop, cleaned, root)   # kept alive until we return
-
     def started():
         print(cli_label("serve.listening", ui, url=url), file=out, flush=True)
         print(cli_label("serve.stop_hint", ui), file=out, flush=True)
@@ -116,8 +113,10 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
         if open_browser:
             threading.Thread(target=webbrowser.open, args=(target,), daemon=True).start()
 
-    app = None
+    app, console, original = None, None, {}
     try:
+        original = _install(on_signal)
+        console = private.watch_console(stop, cleaned, root)   # kept alive until we return
         app = create_app(root, token, port, lang=lang, limits=limits, workers=workers, on_startup=started,
                          reviews=_reviews(reviews_file or Path("reviews.jsonl")), keep_bytes=keep_bytes)
         import uvicorn
