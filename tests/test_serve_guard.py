@@ -433,3 +433,21 @@ def test_a_runs_id_opens_its_files_and_nothing_else(tmp_path):
             == 403
     finally:
         server.stop()
+
+
+@pytest.mark.subprocess
+def test_nothing_of_a_refused_or_empty_upload_stays_in_the_spool(tmp_path):
+    server = Server(tmp_path / "tmp", "--jobs", "1", "--max-file-mb", "1")
+    try:
+        [folder] = server.private_folders()
+        spool = folder / "spool"
+        body, ctype = multipart([("", b"a part without a name" * 1000)], {"lang": "fr"})
+        assert server.request("POST", "/api/audit", body, {"Content-Type": ctype})[0] == 400
+        status, _, _ = server.upload([("a.xlsx", XLSX.read_bytes()), ("gros.xlsx", b"PK" + bytes(2 * 1024 * 1024))])
+        assert status == 413
+        assert server.request("POST", "/api/audit", body[: len(body) // 2], {"Content-Type": ctype})[0] == 400
+        doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("notes.txt", b"x" * 100_000)])
+        assert doc["ignored"] == ["notes.txt"]
+        assert list(spool.iterdir()) == []
+    finally:
+        server.stop()

@@ -100,8 +100,8 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
                     files.append((value.filename, parser.path_of(value)))   # on disk, never read here
         finally:
             await form.close()
+        parser.discard(keep={path for _, path in files})   # a file part without a name: not kept
         if not files:
-            parser.discard()
             return error(400, "errors.no_file", lang)
         from starlette.concurrency import run_in_threadpool
 

@@ -109,10 +109,12 @@ def _parser_class():
             """Where an uploaded file of this request was written."""
             return self._paths[id(upload)]
 
-        def discard(self) -> None:
-            """Remove every file this request wrote."""
+        def discard(self, keep=()) -> None:
+            """Remove every file this request wrote, but those in `keep`
+            (handed on to `stage`, which consumes them)."""
             for path in self._paths.values():
-                path.unlink(missing_ok=True)
+                if path not in keep:
+                    path.unlink(missing_ok=True)
 
     return UploadParser
 
