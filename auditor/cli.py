@@ -240,6 +240,11 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
     s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
     s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"), help="serve.reviews")
+    s.add_argument("--keep-mb", type=_positive, metavar="MB", help="serve.keep_mb")
+
+    k = sub.add_parser("shortcut", help="shortcut.help")
+    k.add_argument("--remove", action="store_true", help="shortcut.remove")
+    k.add_argument("--lang", choices=LANGS, help="shortcut.lang")
     return parser
 
 
@@ -280,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
 
     commands = {"audit": audit.cmd_audit, "columns": audit.cmd_columns, "generate": generate.cmd_generate,
                 "template": generate.cmd_template, "review": records.cmd_review, "history": records.cmd_history,
-                "rules": records.cmd_rules, "serve": records.cmd_serve, "verify": records.cmd_verify}
+                "rules": records.cmd_rules, "serve": records.cmd_serve, "verify": records.cmd_verify,
+                "shortcut": records.cmd_shortcut}
     try:
         return commands[args.command](args)
     except UsageError as exc:

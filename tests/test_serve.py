@@ -394,7 +394,14 @@ def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
             if opened.exists() and opened.read_text().strip():
                 break
             time.sleep(0.1)
-        assert opened.read_text().split() == [address]
+        # The browser's command line holds a private file of ours, never the token.
+        [uri] = opened.read_text().split()
+        assert uri.startswith("file:///") and "token" not in uri
+        from urllib.parse import unquote, urlparse
+
+        redirect = Path(unquote(urlparse(uri).path))
+        assert redirect.stat().st_mode & 0o777 == 0o600
+        assert f'content="0;url={address}"' in redirect.read_text(encoding="utf-8")
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -6,10 +6,8 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from tempfile import SpooledTemporaryFile
 
 from starlette.applications import Starlette
-from starlette.formparsers import MultiPartParser
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -19,65 +17,16 @@ from auditor.i18n import LANGS
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read import WORKBOOK_SUFFIXES
 from auditor.serve.labels import page_label, page_labels
+from auditor.serve.private import KEEP_BYTES, KEEP_RUNS, evict
 from auditor.serve.runs import Runs
-from auditor.serve.security import Guard
+from auditor.serve.security import REPORT_CSP, Guard
+from auditor.serve.uploads import UploadParser, UploadTooLarge, limited
 from auditor.serve.templates import render as render_template
 
-# report.html's own policy (templates/base.html.j2), sent as a header too, and
-# framed only by this server's page.
-REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-              "frame-ancestors 'self'")
 ASSETS = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
 LANG_COOKIE = "ecarte-audit-lang"
 CARNET_ID = re.compile(r"^[A-Za-z0-9._-]+$")
 MAX_UPLOAD_FILES = 500   # a drop of carnets, or the CSV files of a few
-
-
-class UploadTooLarge(Exception):
-    """An uploaded file (name given) or the whole upload (no name) past its limit."""
-
-    def __init__(self, name: str, limit: int):
-        super().__init__(name)
-        self.name, self.limit = name, limit
-
-
-class _UploadParser(MultiPartParser):
-    """Starlette's multipart parser, with every uploaded file spooled into the
-    private folder (never the system's temporary folder) and refused as soon
-    as it passes the reader's file-size limit, or the whole body its total."""
-
-    def __init__(self, headers, stream, *, spool_dir: Path, max_file_bytes: int, **kwargs):
-        super().__init__(headers, stream, **kwargs)
-        self.spool_dir = spool_dir
-        self.max_file_bytes = max_file_bytes
-        self._file_bytes = 0
-
-    def on_headers_finished(self) -> None:
-        super().on_headers_finished()
-        upload = self._current_part.file
-        if upload is not None:
-            upload.file.close()
-            spooled = SpooledTemporaryFile(max_size=self.spool_max_size, dir=self.spool_dir)
-            self._files_to_close_on_error[-1] = spooled
-            upload.file = spooled
-            self._file_bytes = 0
-
-    def on_part_data(self, data: bytes, start: int, end: int) -> None:
-        upload = self._current_part.file
-        if upload is not None:
-            self._file_bytes += end - start
-            if self._file_bytes > self.max_file_bytes:
-                raise UploadTooLarge(upload.filename or "", self.max_file_bytes)
-        super().on_part_data(data, start, end)
-
-
-async def _limited(stream, limit: int):
-    seen = 0
-    async for chunk in stream:
-        seen += len(chunk)
-        if seen > limit:
-            raise UploadTooLarge("", limit)
-        yield chunk
 
 
 def _lang(request: Request, default: str) -> str:
@@ -88,9 +37,11 @@ def _lang(request: Request, default: str) -> str:
 
 
 def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limits | None = None,
-               workers: int = 1, on_startup=None, reviews=None) -> Starlette:
-    """The application; `root` is the private folder (it must exist)."""
+               workers: int = 1, on_startup=None, reviews=None, keep_bytes: int | None = None) -> Starlette:
+    """The application; `root` is the private folder (it must exist);
+    `keep_bytes`: what its runs may take before the oldest are evicted."""
     limits_in_force = limits or DEFAULT_LIMITS
+    keep_bytes = keep_bytes or KEEP_BYTES
     runs = Runs(root, limits, workers)
     spool = root / "spool"
     spool.mkdir(exist_ok=True, mode=0o700)
@@ -130,9 +81,9 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         total_limit = limits_in_force.max_unzipped_bytes
         if declared and declared.isdigit() and int(declared) > total_limit:
             return error(413, "errors.too_large_total", lang, limit=size_text(total_limit))
-        parser = _UploadParser(request.headers, _limited(request.stream(), total_limit), spool_dir=spool,
-                               max_file_bytes=limits_in_force.max_file_bytes, max_files=MAX_UPLOAD_FILES,
-                               max_fields=20)
+        parser = UploadParser(request.headers, limited(request.stream(), total_limit), spool_dir=spool,
+                              max_file_bytes=limits_in_force.max_file_bytes, max_files=MAX_UPLOAD_FILES,
+                              max_fields=20)
         try:
             form = await parser.parse()
         except UploadTooLarge as exc:
@@ -146,11 +97,16 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
             files = []
             for _, value in form.multi_items():
                 if hasattr(value, "read") and value.filename:
-                    files.append((value.filename, await value.read()))
+                    files.append((value.filename, parser.path_of(value)))   # on disk, never read here
         finally:
             await form.close()
+        parser.discard(keep={path for _, path in files})   # a file part without a name: not kept
         if not files:
             return error(400, "errors.no_file", lang)
+        from starlette.concurrency import run_in_threadpool
+
+        # Room for it in the private folder (the oldest runs there go), off the request loop.
+        await run_in_threadpool(evict, runs, root, keep_bytes, KEEP_RUNS, sum(p.stat().st_size for _, p in files))
         run = runs.upload(files, lang)
         return JSONResponse(run.status(), status_code=202)
 
