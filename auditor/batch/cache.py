@@ -153,6 +153,7 @@ class AuditOrder:
 
     @property
     def shown(self) -> str:
+        """The carnet as outputs show it (the pool's messages name it)."""
         return self.job.shown
 
     def keep(self, audit: CarnetAudit) -> "Kept":
