@@ -113,6 +113,7 @@ def cmd_serve(args) -> int:
     limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
     try:
         return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or DOCUMENT_LANG, ui=ui,
-                     limits=limits, workers=args.jobs, reviews_file=args.reviews)
+                     limits=limits, workers=args.jobs, reviews_file=args.reviews,
+                     workspace=args.workspace)
     except OSError as exc:
         raise UsageError("serve.port_taken", port=args.port or 0, reason=os_reason(exc)) from None

@@ -27,7 +27,8 @@ def bind(port: int | None) -> socket.socket:
 
 
 def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", ui: str = "en",
-          limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout) -> int:
+          limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout,
+          workspace: Path | None = None) -> int:
     """Serve the page on 127.0.0.1 until Ctrl-C, then remove the private folder."""
     import uvicorn
 
@@ -49,7 +50,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     app = None
     try:
         app = create_app(root, token, port, lang=lang, limits=limits, workers=workers, on_startup=started,
-                         reviews=_reviews(reviews_file or Path("reviews.jsonl")))
+                         reviews=_reviews(reviews_file), workspace=workspace)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=5)
         try:
@@ -65,7 +66,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     return 0
 
 
-def _reviews(path: Path):
+def _reviews(path: Path | None):
     """The review file the page writes, when the review workflow is there
     (None: the page offers no review)."""
     try:
