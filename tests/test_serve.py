@@ -143,10 +143,10 @@ def test_a_workbook_gives_the_same_report_as_the_command_line(server, tmp_path):
     status, headers, data = server.request("GET", "/" + carnet["workbook"] + "?download=1")
     assert status == 200 and data[:2] == b"PK"
     assert headers["content-disposition"].startswith("attachment;")
-    # Only the names the server chose are on disk.
-    [private] = server.private_folders()
-    run_folder = next(p for p in private.glob("run-*") if (p / "out" / "carnet-1").is_dir()
-                      and (p / "in" / "carnet-1.xlsx").is_file())
+    # Kept in the workspace by casino, table and date; only the names the server chose are on disk.
+    run_folder = server.workspace / doc["place"]
+    assert (run_folder / "out" / "carnet-1").is_dir() and (run_folder / "in" / "carnet-1.xlsx").is_file()
+    assert doc["place"].startswith("Casino de Forges-les-Eaux/Table 2/")
     assert not any("numérotation" in name for name in files_under(run_folder))
 
 
@@ -203,7 +203,7 @@ def test_an_oversized_upload_is_refused_with_a_clear_message(server):
     before = files_under(server.tmp)
     status, _, data = server.upload([("gros.xlsx", b"PK" + b"\0" * (1024 * 1024 + 10))])
     assert status == 413
-    assert json.loads(data)["error"] == "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+    assert json.loads(data)["error"] == "Fichier « gros.xlsx » refusé : il dépasse la limite de 1 Mo par fichier."
     assert files_under(server.tmp) == before        # nothing kept, not even in the spool
 
 
@@ -260,8 +260,12 @@ def test_a_damaged_zip_and_an_unknown_file(server):
     status, _, data = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
     [finding] = json.loads(data)["findings"]
     assert finding["code"] == "EC00-01" and "zip lisible" in finding["message"]
-    status, _, data = server.upload([("photo.jpg", b"\xff\xd8")])
-    assert status == 202
+    # Nothing dropped is a carnet: said at once, with the names a carnet has.
+    status, _, data = server.upload([("photo.jpg", b"\xff\xd8"), ("notes.csv", b"a;b")])
+    assert status == 400
+    message = json.loads(data)["error"]
+    assert message.startswith("Aucun carnet dans ce qui a été déposé.")
+    assert "coups.csv, mises.csv" in message and ".xlsx" in message
     assert server.request("POST", "/api/audit", b"garbage", {"Content-Type": "multipart/form-data; boundary=x"}
                           )[0] == 400
 
@@ -295,7 +299,7 @@ def _ctrl_c(tmp_path: Path):
     assert doc["state"] == "done", doc["message"]
     [private] = server.private_folders()
     assert private.stat().st_mode & 0o777 == 0o700        # this user's only
-    assert any(private.rglob("report.html"))
+    assert any(server.workspace.rglob("report.html"))      # kept: the inspector's record
     code, out, err = server.interrupt()
     assert code == 0, err
     assert "Page d'audit arrêtée ; fichiers temporaires effacés." in out
@@ -355,8 +359,8 @@ def test_reviews_are_checked_before_anything_is_written(tmp_path):
         assert status == 200
         [entry] = reviews.load_reviews(review_file).entries
         assert entry["status"] == "confirme" and entry["carnet"] == "a.xlsx"
-        status, _, data = server.request("GET", "/api/reviews")
-        assert json.loads(data)["latest"][entry["fingerprint"]]["status"] == "confirme"
+        # The audit's own file, in the workspace, holds it too (the files are made again from it).
+        assert reviews.load_reviews(server.workspace / doc["place"] / "reviews.jsonl").entries == [entry]
     finally:
         server.stop()
 

@@ -190,7 +190,7 @@ def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
         s.page.set_input_files("#files", str(big))
         s.page.wait_for_selector("#error:not([hidden])", timeout=SLOW)
         assert s.page.locator("#error").inner_text() == \
-            "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+            "Fichier « gros.xlsx » refusé : il dépasse la limite de 1 Mo par fichier."
         assert s.page.locator("#start").is_visible()
         s.assert_clean(refused=413)
         s.close()
