@@ -235,6 +235,14 @@
                                     justification: text.value }, "*");
       });
       box.appendChild(select); box.appendChild(text); box.appendChild(save); box.appendChild(done);
+      var cell = (d.cells || {})[fp];
+      if (cell && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(cell.href)) {
+        var link = document.createElement("a");
+        link.className = "cell-link"; link.href = cell.href; link.target = "_blank"; link.rel = "noopener";
+        link.textContent = cell.text;
+        box.appendChild(document.createElement("br"));
+        box.appendChild(link);
+      }
       row.appendChild(box);
     });
     each(document.querySelectorAll("#findings table.findings thead tr:last-child, #cross thead tr"), function (tr) {

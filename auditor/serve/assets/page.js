@@ -192,6 +192,12 @@
     box.hidden = !box.textContent;
   }
 
+  function cellHref(c, f) {
+    var q = new URLSearchParams({ table: f.table || "", row: f.row === null ? "" : String(f.row),
+                                  column: f.column || "", cell: f.cell || "" });
+    return "runs/" + current.run + "/" + c.id + "/cell?" + q.toString();
+  }
+
   // -- printing: the procès-verbal (or the full report), never this page ----------
   function print() {
     if (carnet && carnet.pv) {
@@ -215,11 +221,15 @@
     if (!reviews || e.source !== frame.contentWindow || !carnet || !e.data || typeof e.data !== "object") { return; }
     if (e.data.type === "ecarte-report-ready") {
       getJSON(fresh(carnet.findings)).then(function (res) {
-        var decided = {};
-        (res[1].findings || []).concat(res[1].cross_carnet || []).forEach(function (f) {
+        var decided = {}, cells = {};
+        (res[1].findings || []).forEach(function (f) {
           if (f && f.review) { decided[f.fingerprint] = f.review; }
+          if (f && f.table && f.row !== null && f.row !== undefined) {
+            cells[f.fingerprint] = { href: new URL(cellHref(carnet, f), window.location.href).href,
+                                     text: (f.cell || f.column || "") + " (" + f.table + ", " + f.row + ")" };
+          }
         });
-        frame.contentWindow.postMessage({ type: "ecarte-review-setup", statuses: statuses, decided: decided,
+        frame.contentWindow.postMessage({ type: "ecarte-review-setup", statuses: statuses, decided: decided, cells: cells,
           words: { status: t("status"), comment: t("comment"), save: t("save"), saving: t("saving"),
                    review: t("review") } }, "*");
       });
