@@ -404,3 +404,73 @@ def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
         out, err = proc.communicate(timeout=60)
     assert "Page d'audit arrêtée" in out, err
     assert not list(tmp_path.glob("ecarte-audit-serve-*"))
+
+
+# -- the visit: counts, findings across carnets, reviews ----------------------------------
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_counts_equal_the_reports_and_the_index_and_a_finding_across_carnets_is_reviewable(server, tmp_path):
+    from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
+
+    # Two carnets of one casino whose tickets were generated alike: EC82-03 across carnets.
+    write_xlsx(generate(Spec(seances=1, coups=6, seed=1, table=1)), tmp_path / "t1.xlsx")
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=2, table=2)), tmp_path / "t2")
+    doc = server.audit([("t1.xlsx", (tmp_path / "t1.xlsx").read_bytes()),
+                        *csv_folder(tmp_path / "t2", "t2/").items()])
+    assert doc["batch"] and len(doc["carnets"]) == 2
+    index = json.loads(server.request("GET", f"/runs/{doc['run']}/summary.json")[2])
+    listed = json.loads(server.request("GET", "/api/audits")[2])
+    [kept] = [a for v in listed["visits"] for a in v["audits"] if a["id"] == doc["run"]]
+    across = None
+    for shown, row, kept_row in zip(doc["carnets"], index["carnets"], kept["carnets"]):
+        findings = json.loads(server.request("GET", "/" + shown["findings"])[2])
+        report = server.request("GET", "/" + shown["report"])[2].decode("utf-8")
+        # The page's counts are the report's and the index's, findings across carnets included.
+        assert shown["summary"]["errors"] == findings["summary"]["errors"] == row["summary"]["errors"] \
+            == kept_row["errors"]
+        assert shown["summary"]["warnings"] == findings["summary"]["warnings"] == row["summary"]["warnings"]
+        mine = [f for f in findings["findings"] if f.get("across")]
+        assert mine and all(f'data-fingerprint="{f["fingerprint"]}"' in report for f in mine)
+        across = mine[0]
+    path = f"/api/runs/{doc['run']}/{doc['carnets'][0]['id']}/review"
+    status, _, data = server.request("POST", path, json.dumps({
+        "fingerprint": across["fingerprint"], "status": "confirme", "justification": "tickets en double",
+        "by": "Claire Dupont"}).encode(), {"Content-Type": "application/json"})
+    assert status == 200, data
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        now = json.loads(server.request("GET", f"/api/runs/{doc['run']}")[2])
+        if now["version"] > doc["version"] and not now["rendering"]:
+            break
+        time.sleep(0.2)
+    for shown in doc["carnets"]:   # the one decision reaches every carnet the finding involves
+        findings = json.loads(server.request("GET", "/" + shown["findings"])[2])
+        [f] = [f for f in findings["findings"] if f["fingerprint"] == across["fingerprint"]]
+        assert f["review"]["justification"] == "tickets en double"
+    status, _, data = server.request("POST", path, json.dumps({
+        "fingerprint": "0" * 20, "status": "confirme", "justification": "x", "by": "y"}).encode(),
+        {"Content-Type": "application/json"})
+    assert (status, json.loads(data)["error"]) == (400, "Requête illisible.")
+
+
+@pytest.mark.subprocess
+def test_an_audit_kept_in_the_workspace_survives_the_server(tmp_path):
+    """A second server on the same workspace lists the first one's audit and serves its files."""
+    first = Server(tmp_path / "tmp1")
+    try:
+        doc = first.audit([("a.xlsx", XLSX.read_bytes())])
+    finally:
+        first.stop()
+    second = Server(tmp_path / "tmp2", "--workspace", str(first.workspace))
+    try:
+        listed = json.loads(second.request("GET", "/api/audits")[2])
+        assert [a["id"] for v in listed["visits"] for a in v["audits"]] == [doc["run"]]
+        again = json.loads(second.request("GET", f"/api/runs/{doc['run']}")[2])
+        assert again["state"] == "done" and again["place"] == doc["place"]
+        status, _, body = second.request("GET", "/" + again["carnets"][0]["report"])
+        assert status == 200 and b"a.xlsx" in body
+        status, _, body = second.request("GET", f"/runs/{doc['run']}/carnet-1/cell?table=coups&row=3&column=")
+        assert status == 200
+    finally:
+        second.stop()
