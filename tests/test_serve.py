@@ -474,3 +474,43 @@ def test_an_audit_kept_in_the_workspace_survives_the_server(tmp_path):
         assert status == 200
     finally:
         second.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_page_makes_a_signed_procès_verbal_with_its_settings(tmp_path):
+    """Settings filled on the page (a certificate and its password, typed
+    there), a carnet dropped: its procès-verbal names the inspector and the
+    place, is signed, and `verify` finds it whole; the password is in no file."""
+    pytest.importorskip("pyhanko")
+    from auditor.verify import verify
+    from test_pv import PASSWORD, make_p12
+
+    p12 = make_p12(tmp_path / "test.p12")
+    server = Server(tmp_path / "tmp")
+    try:
+        status, _, data = server.request("POST", "/api/settings", json.dumps({
+            "inspector": "Claire Dupont", "grade": "Inspectrice des jeux", "place": "Forges-les-Eaux",
+            "certificate": str(p12), "password": "mauvais"}).encode(), {"Content-Type": "application/json"})
+        assert status == 400 and "mot de passe" in json.loads(data)["error"].lower()
+        status, _, data = server.request("POST", "/api/settings", json.dumps({
+            "inspector": "Claire Dupont", "grade": "Inspectrice des jeux", "place": "Forges-les-Eaux",
+            "certificate": str(p12), "password": PASSWORD}).encode(), {"Content-Type": "application/json"})
+        assert status == 200 and json.loads(data)["signing"] is True
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        pv = server.workspace / doc["place"] / "out" / "carnet-1" / "proces-verbal.pdf"
+        verdict = verify(pv, [server.workspace / doc["place"] / "in" / "carnet-1.xlsx"])
+        assert verdict.ok, verdict.lines
+        said = {message.key for _, message in verdict.lines}
+        assert {"verify.signature_untrusted", "verify.attachment_intact", "verify.source_same"} <= said
+        import io
+
+        import pypdf
+
+        text = " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv.read_bytes())).pages)
+        assert "Claire Dupont" in text and "Forges-les-Eaux" in text
+        settings = server.config / "ecarte-audit" / "settings.json"
+        assert PASSWORD not in settings.read_text(encoding="utf-8")
+        assert not any(PASSWORD.encode() in p.read_bytes() for p in server.workspace.rglob("*") if p.is_file())
+    finally:
+        server.stop()

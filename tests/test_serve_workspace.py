@@ -6,6 +6,7 @@ carnet), the cell view's snapshot, a folder that cannot be read."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -265,3 +266,28 @@ def test_the_cell_view_shows_the_audited_snapshot_and_the_carnets_column_names(t
     wb.save(snapshot)
     after = [r["cells"] for r in cell_view(job, table, "3", "")["rows"]]
     assert after != before
+
+
+def test_the_previous_carnet_of_a_table_is_the_same_carnet_else_the_latest(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    record = AuditRecord("f" * 16, "2026-01-05T09:00:00Z", "fr", batch=True, carnets=[
+        CarnetRecord("carnet-1", "janvier.xlsx", None, "Casino A", 1, "ok", start="2026-01-01"),
+        CarnetRecord("carnet-2", "fevrier.xlsx", None, "Casino A", 1, "ok", start="2026-02-01"),
+        CarnetRecord("carnet-3", "mars.xlsx", None, "Casino A", 1, "ok", start="2026-03-01")])
+    pending = ws.pending(record.id)
+    pending.mkdir(parents=True)
+    ws.settle(pending, record, LABELS)
+    pick = lambda start: ws.previous("Casino A", 1, "2026-06-01T00:00:00Z", start=start)[2].id  # noqa: E731
+    assert pick("2026-02-01") == "carnet-2"      # the same carnet audited again
+    assert pick("2026-04-01") == "carnet-3"      # the next carnet of the table: the latest before it
+    assert pick(None) == "carnet-3"
+
+
+def test_half_made_audits_of_a_stopped_server_are_cleared_once_stale(tmp_path):
+    ws = Workspace(tmp_path)
+    old, new = ws.pending("1" * 16), ws.pending("2" * 16)
+    for folder in (old, new):
+        (folder / "in").mkdir(parents=True)
+    os.utime(old, (0, 0))
+    ws.clear_pending()
+    assert not old.exists() and new.exists()     # another server's audit under way is left alone

@@ -102,6 +102,7 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
     limits_in_force = limits or DEFAULT_LIMITS
     settings = PageSettings(settings_file, workspace, lang)
     runs = Runs(root, limits, workers, workspace=settings.workspace(), pv_settings=settings.pv)
+    runs.workspace.clear_pending()
     spool = root / "spool"
     spool.mkdir(exist_ok=True, mode=0o700)
     default_lang = lang

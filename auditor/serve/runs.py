@@ -242,6 +242,7 @@ class Runs:
             facts = getattr(done, "facts", None)
             if facts is not None and getattr(facts, "casino", None):
                 by_id[job.id].casino, by_id[job.id].table = facts.casino, facts.table
+                by_id[job.id].start = getattr(facts, "date_debut", None)
             if self.stopping:
                 raise Stopping()
 
@@ -265,7 +266,8 @@ class Runs:
         carried = []
         found = False
         for c in record.carnets:
-            previous = self.workspace.previous(c.casino, c.table, record.created, audits, exclude=record.id)
+            previous = self.workspace.previous(c.casino, c.table, record.created, audits, exclude=record.id,
+                                                start=c.start)
             if previous is None:
                 continue
             folder, earlier, carnet = previous

@@ -23,8 +23,13 @@ class PageSettings:
         # `serve --workspace DIR`: this session's, whatever the file says.
         self.override = Path(workspace).expanduser() if workspace else None
         self._signer = None
-        self._password: str | None = None
         self._lock = threading.Lock()
+        if self.values.certificate:
+            # A password in the environment signs from the start; else the page asks for it.
+            try:
+                self._signer = self._load_signer(Path(self.values.certificate).expanduser(), None)
+            except Exception:   # a moved certificate, a wrong password: unsigned until the page fixes it
+                self._signer = None
 
     def workspace(self) -> Workspace:
         """The visit's folder: the command line's, the page's choice, or the default."""

@@ -190,6 +190,7 @@ class CarnetRecord:
     verdict: str | None = None
     summary: dict = field(default_factory=dict)
     previous: dict | None = None       # {"audit": its id, "carnet": its carnet id, "created": …}
+    start: str | None = None           # its first séance's date (the cover's date_debut)
     baseline_counts: dict | None = None
 
 
@@ -289,11 +290,12 @@ class Workspace:
 
     def previous(self, casino: str | None, table: int | None, before: str,
                  audits: list[tuple[Path, AuditRecord]] | None = None,
-                 exclude: str | None = None) -> tuple[Path, AuditRecord, CarnetRecord] | None:
+                 exclude: str | None = None, start: str | None = None) -> tuple[Path, AuditRecord, CarnetRecord] | None:
         """The last audit made before `before` (or in the same second), other
         than the audit `exclude`, with a carnet of this casino and table (its
-        folder, record and that carnet: the last carnet of that table in
-        it), or None."""
+        folder, record and that carnet: the one that starts on `start` — the
+        same carnet audited again —, else the latest of that table in it), or
+        None."""
         if not casino:
             return None
         for folder, record in audits if audits is not None else self.audits():
@@ -301,12 +303,22 @@ class Workspace:
                 continue
             mine = [c for c in record.carnets if c.casino == casino and c.table == table and c.verdict]
             if mine:
-                return folder, record, mine[-1]
+                same = [c for c in mine if start and c.start == start]
+                latest = max(mine, key=lambda c: c.start or "")
+                return folder, record, same[0] if same else latest
         return None
 
-    def clear_pending(self) -> None:
-        """Audits a stopped server left half made."""
-        shutil.rmtree(self.folder / PENDING, ignore_errors=True)
+    def clear_pending(self, older_than: float = 86400.0) -> None:
+        """Audits a stopped server left half made (a day old: another server
+        on the same workspace may be making one now)."""
+        import time
+
+        try:
+            stale = [p for p in (self.folder / PENDING).iterdir() if time.time() - p.stat().st_mtime > older_than]
+        except OSError:
+            return
+        for path in stale:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def reviews_file(folder: Path) -> Path:
