@@ -126,11 +126,20 @@ def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
         page.click("#dl-json")
     assert download.value.suggested_filename == "numerotation-et-mises-findings.json"
 
-    # Print gives the procès-verbal, never the page.
+    # Print gives the procès-verbal, never the page: the button, Ctrl+P, and the browser's own menu
+    # (the print stylesheet leaves only a note saying to use the button).
     with s.context.expect_page() as opened:
         page.click("#print")
     assert "/carnet-1/proces-verbal.pdf" in opened.value.url
     opened.value.close()
+    with s.context.expect_page() as opened:
+        page.keyboard.press("Control+p")
+    assert "/carnet-1/proces-verbal.pdf" in opened.value.url
+    opened.value.close()
+    page.emulate_media(media="print")
+    assert page.locator("#result").is_hidden() and page.locator("header").is_hidden()
+    assert page.locator("#print-note").is_visible()
+    page.emulate_media(media="screen")
 
     s.assert_clean()
     s.close()

