@@ -181,13 +181,18 @@ def test_the_language_choice_and_csv_files(browser, server):
     page.select_option("#lang", "en")
     page.wait_for_url("**/?lang=en")
     assert page.locator("h1").inner_text() == "Écarté carnet spécial audit"
+    # A file that is no carnet: the page says which names a carnet's files have.
+    page.set_input_files("#files", [{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"x"}])
+    page.wait_for_selector("#error:not([hidden])", timeout=SLOW)
+    assert page.locator("#error").inner_text().startswith("No carnet in what was dropped.")
+    assert "coups.csv, mises.csv" in page.locator("#error").inner_text()
     page.set_input_files("#files", sorted(str(p) for p in CSV.iterdir() if p.suffix == ".csv"))
     page.wait_for_selector("#verdict.error", timeout=SLOW)
     assert page.locator("#verdict").inner_text().endswith(labels("en")["verdict_error"])
     assert page.frame_locator("#report").locator("html").get_attribute("lang") == "en"
     page.goto(s.origin)                                   # the choice is remembered
     assert page.locator("html").get_attribute("lang") == "en"
-    s.assert_clean()
+    s.assert_clean(refused=400)
     s.close()
 
 

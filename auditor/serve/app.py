@@ -117,7 +117,7 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
         html = render_template(
             "page.html.j2", lang=lang, t={k.replace(".", "_"): v for k, v in labels.items()}, langs=LANGS, accept=accept,
             version=__version__, js_labels=_js_labels(lang, reviews),
-            review_name=reviews.name if reviews else "",
+            review_name=settings.values.inspector,   # who decides: the settings' inspector, never the login name
             limit_text=page_label("page.limit", lang, size=size_words(limits_in_force.max_file_bytes, lang),
                                   suffixes=", ".join([*WORKBOOK_SUFFIXES, ".csv", ".zip"])),
             reviews=reviews is not None)
@@ -397,7 +397,10 @@ def _js_labels(lang: str, reviews=None) -> dict[str, str]:
     the review statuses (those of the review workflow, in `lang`)."""
     from auditor.i18n import labels
 
+    from auditor.serve.runs import expected_names
+
     words = {k: v for k, v in page_labels(lang).items() if k.startswith("js.")}
+    words["js.expected"] = expected_names()
     report = labels(lang)
     words.update({f"js.verdict_{v}": report[f"verdict_{v}"] for v in ("ok", "warning", "error", "unreadable")})
     if reviews is not None:

@@ -6,7 +6,6 @@ as well."""
 
 from __future__ import annotations
 
-import getpass
 import json
 from pathlib import Path
 
@@ -19,20 +18,11 @@ from auditor.reviews import STATUS_TEXT, STATUSES, ReviewError, latest, load_rev
 from auditor.serve.labels import page_label
 
 
-def default_name() -> str:
-    """This computer's user name, offered as who reviews."""
-    try:
-        return getpass.getuser()
-    except Exception:   # no user name in this environment: the page asks for one
-        return ""
-
-
 class PageReviews:
     """Where this server writes decisions: each audit's file, and `serve --reviews FILE` if given."""
 
     def __init__(self, path: Path | None = None):
         self.path = path.resolve() if path is not None else None
-        self.name = default_name()
 
     def statuses(self, lang: str) -> list[tuple[str, str]]:
         """The review statuses, with their words in `lang`."""

@@ -366,12 +366,16 @@ def run_from_record(folder: Path, record: AuditRecord, workspace: Path) -> Run:
     return run
 
 
+def expected_names() -> str:
+    """The names of a carnet's CSV files, `coups.csv` and `mises.csv` first."""
+    return ", ".join(f"{t}.csv" for t in sorted(table_names(), key=lambda t: (t != "coups", t != "mises", t)))
+
+
 def no_carnet_text(lang: str) -> str:
     """What a drop with no carnet in it is told: the names a carnet has."""
     from auditor.read import WORKBOOK_SUFFIXES
 
-    names = ", ".join(f"{t}.csv" for t in sorted(table_names(), key=lambda t: (t != "coups", t != "mises", t)))
-    return page_label("errors.no_carnet", lang, names=names, suffixes=", ".join(WORKBOOK_SUFFIXES))
+    return page_label("errors.no_carnet", lang, names=expected_names(), suffixes=", ".join(WORKBOOK_SUFFIXES))
 
 
 class NoCarnet(Exception):

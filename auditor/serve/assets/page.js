@@ -120,7 +120,7 @@
     $("progress").hidden = true;
     $("result").hidden = false;
     $("ignored").hidden = !s.ignored.length;
-    $("ignored").textContent = s.ignored.length ? t("ignored", { names: s.ignored.join(", ") }) : "";
+    $("ignored").textContent = s.ignored.length ? t("ignored", { names: s.ignored.join(", "), expected: L["js.expected"] }) : "";
     $("place").textContent = s.place ? t("kept_in", { place: s.place }) + (s.created_text ? " — " + s.created_text : "") : "";
     $("carnets").hidden = !s.batch;
     $("show-index").hidden = !s.batch;
