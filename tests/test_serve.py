@@ -514,3 +514,41 @@ def test_the_page_makes_a_signed_procès_verbal_with_its_settings(tmp_path):
         assert not any(PASSWORD.encode() in p.read_bytes() for p in server.workspace.rglob("*") if p.is_file())
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_second_visit_of_the_table_is_compared_with_the_first(tmp_path):
+    """The same table audited again (the carnet renamed, one finding decided
+    at the first visit): its baseline is the first audit, the page and the PV
+    say what changed, the decision is carried; another table has no baseline."""
+    import io
+
+    import pypdf
+
+    server = Server(tmp_path / "tmp")
+    try:
+        first = server.audit([("janvier.xlsx", XLSX.read_bytes())])
+        findings = json.loads(server.request("GET", "/" + first["carnets"][0]["findings"])[2])["findings"]
+        decided = findings[0]
+        status, _, _ = server.request("POST", f"/api/runs/{first['run']}/carnet-1/review", json.dumps({
+            "fingerprint": decided["fingerprint"], "status": "justifie", "justification": "corrigé sur la fiche",
+            "by": "Claire Dupont"}).encode(), {"Content-Type": "application/json"})
+        assert status == 200
+        second = server.audit([("fevrier.xlsx", XLSX.read_bytes())])
+        [carnet] = second["carnets"]
+        assert carnet["previous"]["audit"] == first["run"]
+        assert carnet["previous"]["created_text"].endswith("(heure de Paris)")
+        assert carnet["baseline_counts"] == {"new": 0, "updated": 0, "unchanged": len(findings), "absent": 0}
+        doc = json.loads(server.request("GET", "/" + carnet["findings"])[2])
+        [again] = [f for f in doc["findings"] if f["fingerprint"] == decided["fingerprint"]]
+        assert again["baseline_state"] == "unchanged" and again["review"]["justification"] == "corrigé sur la fiche"
+        pv = server.request("GET", "/" + carnet["pv"])[2]
+        text = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv)).pages).split())
+        assert "Depuis le contrôle précédent" in text and "corrigé sur la fiche" in text
+        other = server.audit([("autre.xlsx", (SAMPLES / "compliant" / "forges-table3.xlsx").read_bytes())])
+        assert other["carnets"][0]["previous"] is None and other["carnets"][0]["baseline_counts"] is None
+        listed = json.loads(server.request("GET", "/api/audits")[2])
+        assert [len(v["audits"]) for v in listed["visits"]] == [3] and listed["visits"][0]["today"]
+    finally:
+        server.stop()
