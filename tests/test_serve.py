@@ -552,3 +552,29 @@ def test_a_second_visit_of_the_table_is_compared_with_the_first(tmp_path):
         assert [len(v["audits"]) for v in listed["visits"]] == [3] and listed["visits"][0]["today"]
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_folder_is_audited_from_its_snapshot_and_an_oversized_file_is_not_copied(tmp_path):
+    folder = tmp_path / "carnets"
+    folder.mkdir()
+    shutil.copy(XLSX, folder / "a.xlsx")
+    (folder / "gros.xlsx").write_bytes(b"PK" + b"\0" * (2 * 1024 * 1024))
+    server = Server(tmp_path / "tmp", "--max-file-mb", "1")
+    try:
+        status, _, data = server.request("POST", "/api/folder", json.dumps({"folder": str(folder)}).encode(),
+                                         {"Content-Type": "application/json"})
+        assert status == 202
+        doc = server.wait(json.loads(data)["run"])
+        verdicts = {c["shown"].rsplit("/", 1)[-1]: c["verdict"] for c in doc["carnets"]}
+        assert verdicts == {"a.xlsx": "error", "gros.xlsx": "unreadable"}
+        kept = server.workspace / doc["place"] / "in"
+        assert [p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()] == ["a.xlsx/a.xlsx"]   # not the refused one
+        # The live file changed afterwards: the cell view still shows what was audited.
+        (folder / "a.xlsx").write_bytes(b"changed")
+        cid = next(c["id"] for c in doc["carnets"] if c["shown"].endswith("a.xlsx"))
+        status, _, body = server.request("GET", f"/runs/{doc['run']}/{cid}/cell?table=coups&row=3&column=")
+        assert status == 200 and b'id="cell-rows"' in body
+    finally:
+        server.stop()

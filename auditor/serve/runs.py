@@ -215,8 +215,14 @@ class Runs:
         run.total = len(jobs)
         batch = len(jobs) > 1 or jobs[0].path != folder
         # The snapshot: each carnet copied as it is now, and audited from the copy.
+        from auditor.limits import DEFAULT_LIMITS
+
+        too_large = (self.limits or DEFAULT_LIMITS).max_file_bytes
         copies = []
         for job in jobs:
+            if job.path.is_file() and job.path.stat().st_size > too_large:
+                copies.append(job)   # refused by the reader unread (EC00-01): not copied either
+                continue
             target = run.folder / "in" / job.id / job.path.name
             target.parent.mkdir(parents=True)
             if job.path.is_dir():
@@ -232,7 +238,8 @@ class Runs:
         at = generated_at()
         record = AuditRecord(run.id, at, run.lang, batch, ignored=list(run.ignored))
         for job in jobs:
-            rel = job.path.relative_to(run.folder).as_posix() if job.refusal is None else None
+            inside = job.refusal is None and run.folder in job.path.parents
+            rel = job.path.relative_to(run.folder).as_posix() if inside else None
             record.carnets.append(CarnetRecord(job.id, job.shown, rel))
             if job.refusal is not None:
                 record.refusals[job.id] = {"problem": _problem_json(job.refusal), "sha256": job.sha256}
@@ -253,8 +260,9 @@ class Runs:
             self._render(run, jobs, on_done=one_done, first=True)
             # Its place in the workspace, now that its casino and table are known.
             labels = {k.split(".", 1)[1]: v for k, v in page_labels(run.lang).items() if k.startswith("workspace.")}
-            run.folder = self.workspace.settle(run.folder, record, labels)
-            run.jobs = {j.id: _moved(j, run.folder) for j in jobs}
+            pending = run.folder
+            run.folder = self.workspace.settle(pending, record, labels)
+            run.jobs = {j.id: _moved(j, pending, run.folder) for j in jobs}
             run.place = _relative(run.folder, self.workspace.folder)
             if self._baseline(run):
                 self._render(run, list(run.jobs.values()))
@@ -331,12 +339,11 @@ def _problem_json(problem) -> dict:
             "column": problem.column, "params": dict(problem.params)}
 
 
-def _moved(job: CarnetJob, folder: Path) -> CarnetJob:
-    if job.refusal is not None:
+def _moved(job: CarnetJob, pending: Path, folder: Path) -> CarnetJob:
+    """The job once its audit moved from `pending` to `folder` (a carnet not copied stays where it is)."""
+    if job.refusal is not None or pending not in job.path.parents:
         return job
-    parts = job.path.parts
-    at = parts.index("in") if "in" in parts else None
-    return CarnetJob(folder.joinpath(*parts[at:]) if at is not None else job.path, job.shown, job.id)
+    return CarnetJob(folder / job.path.relative_to(pending), job.shown, job.id)
 
 
 def _relative(folder: Path, workspace: Path) -> str:
@@ -360,7 +367,8 @@ def run_from_record(folder: Path, record: AuditRecord, workspace: Path) -> Run:
                                   dict(p.get("params") or {}))
             jobs[c.id] = CarnetJob(Path(os.devnull), c.shown, c.id, refusal=problem, sha256=refused.get("sha256", ""))
         else:
-            jobs[c.id] = CarnetJob(folder / c.input, c.shown, c.id)
+            # Not copied (past the size limit): the file where it was.
+            jobs[c.id] = CarnetJob(folder / c.input if c.input else Path(c.shown), c.shown, c.id)
     run.jobs = jobs
     run.carnets = [{"id": c.id, "shown": c.shown, "verdict": c.verdict, "summary": c.summary} for c in record.carnets]
     return run
