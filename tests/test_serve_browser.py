@@ -169,7 +169,11 @@ def test_a_small_batch_from_a_folder(browser, server):
     assert page.locator("#verdict").inner_text().startswith(second.locator("td").first.inner_text())
     page.click("#show-index")
     index.locator("a[href$='report.html']").first.wait_for()
-    s.assert_clean()
+    # An address naming an audit that is not kept: the start, quietly.
+    page.goto(s.origin + "?audit=0000000000000000")
+    expect(page.locator("#start")).to_be_visible(timeout=SLOW)
+    assert page.locator("#error").is_hidden() and "audit=" not in page.url
+    s.assert_clean(refused=404)
     s.close()
 
 

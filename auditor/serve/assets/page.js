@@ -29,7 +29,7 @@
 
   function getJSON(url) {
     return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (b) { return [r.ok, b]; });
+      return r.json().catch(function () { return {}; }).then(function (b) { return [r.ok, b, r.status]; });
     });
   }
 
@@ -94,6 +94,11 @@
   function poll(run, wanted) {
     getJSON("api/runs/" + run).then(function (res) {
       var s = res[1];
+      if (res[2] === 404) {   // an address naming an audit no longer kept: the start, as if none
+        current = null; carnet = null; remember();
+        $("progress").hidden = true; $("start").hidden = false;
+        return;
+      }
       if (!res[0]) { failed(t("network")); return; }
       progress(s);
       if (s.state === "done") { show(s, wanted); listVisits(); }
