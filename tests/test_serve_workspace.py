@@ -254,7 +254,9 @@ def test_the_cell_view_shows_the_audited_snapshot_and_the_carnets_column_names(t
     raw = read_carnet(snapshot)
     table = "coups"
     written = [s.text for s in raw.tables[table].source_columns if s.column]
-    view = cell_view(job, table, "3", raw.tables[table].source_columns[0].column)
+    first = next(c for c in raw.tables[table].source_columns if c.column)
+    view = cell_view(job, table, "3", first.column)
+    assert view["column"] == first.text and [here for _, here in view["columns"]].count(True) == 1
     assert view["found"] and [name for name, _ in view["columns"]][:len(written)] == written[:len(view["columns"])]
     # The same path written again (a corrected carnet audited again): read again, never the old reading.
     before = [r["cells"] for r in view["rows"]]
@@ -291,3 +293,15 @@ def test_half_made_audits_of_a_stopped_server_are_cleared_once_stale(tmp_path):
     os.utime(old, (0, 0))
     ws.clear_pending()
     assert not old.exists() and new.exists()     # another server's audit under way is left alone
+
+
+def test_the_cell_view_names_columns_as_the_carnets_header_writes_them(tmp_path):
+    snapshot = tmp_path / "in" / "carnet-1"
+    shutil.copytree(ROOT / "sample_carnets" / "infractions" / "prelevements", snapshot)
+    coups = snapshot / "coups.csv"
+    lines = coups.read_text(encoding="utf-8").split("\n")
+    lines[0] = lines[0].replace("seance,coup,", "Séance,N° Coup,", 1)
+    coups.write_text("\n".join(lines), encoding="utf-8")
+    view = cell_view(CarnetJob(snapshot, "prelevements", "carnet-1"), "coups", "2", "coup")
+    assert [name for name, _ in view["columns"]][:3] == ["Séance", "N° Coup", "type"]
+    assert view["column"] == "N° Coup" and [here for _, here in view["columns"]][:3] == [False, True, False]

@@ -48,6 +48,7 @@ def cell_view(job: CarnetJob, table: str, row: str, column: str, limits: Limits 
     view = {"table": table, "row": row, "column": column, "columns": [], "rows": [], "found": False}
     if rt is None or not row.isdigit():
         return view
+    view["column"] = heading(rt, column) if column else column
     df = rt.df
     wanted = int(row)
     near = df[(df["_row"] >= wanted - CONTEXT_ROWS) & (df["_row"] <= wanted + CONTEXT_ROWS)]
