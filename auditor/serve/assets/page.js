@@ -121,6 +121,7 @@
 
   function show(s, wanted) {
     current = s;
+    $("settings").open = false;
     $("start").hidden = true;
     $("progress").hidden = true;
     $("result").hidden = false;
@@ -307,7 +308,7 @@
     $("set-place").value = s.place || "";
     $("set-workspace").value = s.workspace || "";
     $("set-certificate").value = s.certificate || "";
-    $("settings").open = !s.filled;
+    $("settings").open = !s.filled && !current;   // asked on the start screen; out of the report's way
     // Who decides: the inspector of the settings, unless typed here.
     if (reviews && s.inspector && $("review-by").getAttribute("data-typed") !== "yes") { $("review-by").value = s.inspector; }
   }
