@@ -305,3 +305,22 @@ def test_the_cell_view_names_columns_as_the_carnets_header_writes_them(tmp_path)
     view = cell_view(CarnetJob(snapshot, "prelevements", "carnet-1"), "coups", "2", "coup")
     assert [name for name, _ in view["columns"]][:3] == ["Séance", "N° Coup", "type"]
     assert view["column"] == "N° Coup" and [here for _, here in view["columns"]][:3] == [False, True, False]
+
+
+def test_a_workspace_that_cannot_be_written_is_said_in_words(tmp_path, monkeypatch):
+    from auditor.serve.runs import Runs
+
+    ws = Workspace(tmp_path / "ws")
+
+    def refuse(self, pending, record, labels):
+        raise PermissionError(13, "Permission denied", str(self.folder / "Casino"))
+
+    monkeypatch.setattr(Workspace, "settle", refuse)
+    (tmp_path / "private").mkdir()
+    runs = Runs(tmp_path / "private", workspace=ws)
+    run = runs.folder(XLSX, "fr")
+    runs._pool.submit(lambda: None).result(timeout=240)   # the one worker thread: the audit is over
+    runs.close()
+    assert run.state == "failed"
+    assert run.message.startswith(f"Le dossier des contrôles {ws.folder} ne peut pas être utilisé : ")
+    assert "Error" not in run.message

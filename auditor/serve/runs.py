@@ -27,6 +27,7 @@ from typing import Callable
 
 from auditor.batch import Options
 from auditor.batch.plan import CarnetJob, plan
+from auditor.errors import WriteError
 from auditor.limits import Limits
 from auditor.read import table_names
 from auditor.read.raw import ReadProblem
@@ -181,14 +182,29 @@ class Runs:
             run.state = "done"
         except NoCarnet as exc:
             run.state, run.message = "failed", str(exc)
+        except (OSError, WriteError) as exc:   # in the inspector's words: which folder, and why
+            run.state, run.message = "failed", self._os_text(exc, run.lang)
         except Exception as exc:   # the page says so; the server goes on
             run.state, run.message = "failed", f"{type(exc).__name__}: {exc}"[:300]
+
+    def _os_text(self, exc: Exception, lang: str) -> str:
+        """A file error of a run: the folder of the visits that cannot be
+        written, or the carnet's folder that cannot be read."""
+        from auditor.errors import os_reason, text_of
+
+        reason = text_of(exc, lang) if isinstance(exc, WriteError) else text_of(os_reason(exc), lang)
+        name = str(getattr(exc, "filename", "") or "")
+        if name and not name.startswith(str(self.workspace.folder)):
+            return page_label("errors.folder_unreadable", lang, folder=name)
+        return page_label("errors.workspace", lang, folder=self.workspace.folder, reason=reason)
 
     def _again(self, run: Run) -> None:
         try:
             with run.lock:
                 self._render(run, list(run.jobs.values()))
-        except Exception as exc:   # the page says so; the audit stays as it was
+        except (OSError, WriteError) as exc:   # the page says so; the audit stays as it was
+            run.message = self._os_text(exc, run.lang)
+        except Exception as exc:
             run.message = f"{type(exc).__name__}: {exc}"[:300]
         finally:
             run.rendering = False
