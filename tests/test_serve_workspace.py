@@ -58,7 +58,7 @@ def test_documents_folder_follows_xdg(monkeypatch, tmp_path):
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "user-dirs.dirs").write_text('XDG_DOCUMENTS_DIR="$HOME/Mes documents"\n', encoding="utf-8")
     assert documents_folder() == tmp_path / "Mes documents"
-    assert default_workspace("fr") == tmp_path / "Mes documents" / "Contrôles écarté"
+    assert default_workspace() == tmp_path / "Mes documents" / "Contrôles écarté"
 
 
 def test_folder_names_every_system_accepts():

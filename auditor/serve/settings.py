@@ -37,7 +37,7 @@ class PageSettings:
             return Workspace(self.override)
         if self.values.workspace:
             return Workspace(Path(self.values.workspace))
-        return Workspace(default_workspace(self.lang))
+        return Workspace(default_workspace())
 
     def as_json(self) -> dict:
         """What the page shows (never the password)."""

@@ -35,7 +35,8 @@ AUDIT_FILE = "audit" + ".json"   # (spelt so: it is a file name, not a label key
 SETTINGS_FILE = "settings.json"
 PENDING = ".en-cours"
 LOCAL_ZONE = "Europe/Paris"
-DEFAULT_NAME = {"fr": "Contrôles écarté", "en": "Ecarte audits"}
+# One name whatever the page's language: a server started in English must find the visits kept in French.
+DEFAULT_NAME = "Contrôles écarté"
 # Characters no file name may hold on Windows (and `/` anywhere), and control characters.
 UNSAFE = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]+')
 MAX_TEXT = 200
@@ -69,7 +70,6 @@ def documents_folder() -> Path:
 def _windows_documents() -> Path | None:
     try:   # SHGetKnownFolderPath(FOLDERID_Documents): the folder the user moved it to, if they did
         import ctypes
-        from ctypes import wintypes
         import uuid
 
         class GUID(ctypes.Structure):
@@ -82,15 +82,14 @@ def _windows_documents() -> Path | None:
             return None
         path = Path(out.value)
         ctypes.windll.ole32.CoTaskMemFree(out)
-        del wintypes
         return path
     except Exception:   # no shell32 (not Windows, or a stripped one): the default
         return None
 
 
-def default_workspace(lang: str = "fr") -> Path:
-    """`~/Documents/Contrôles écarté` (or its place in the user's language)."""
-    return documents_folder() / DEFAULT_NAME.get(lang, DEFAULT_NAME["fr"])
+def default_workspace() -> Path:
+    """`~/Documents/Contrôles écarté`."""
+    return documents_folder() / DEFAULT_NAME
 
 
 def config_folder() -> Path:
