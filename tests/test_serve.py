@@ -578,3 +578,19 @@ def test_a_folder_is_audited_from_its_snapshot_and_an_oversized_file_is_not_copi
         assert status == 200 and b'id="cell-rows"' in body
     finally:
         server.stop()
+
+
+@pytest.mark.subprocess
+def test_by_default_the_visits_are_kept_in_the_users_documents(tmp_path):
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "user-dirs.dirs").write_text('XDG_DOCUMENTS_DIR="$HOME/Mes documents"\n', encoding="utf-8")
+    server = Server(tmp_path / "tmp", env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                                           "NO_WORKSPACE": "1"})
+    try:
+        settings = json.loads(server.request("GET", "/api/settings")[2])
+        assert settings["workspace"] == str(home / "Mes documents" / "Contrôles écarté")
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        assert (home / "Mes documents" / "Contrôles écarté" / doc["place"] / "out" / "carnet-1" / "report.html").is_file()
+    finally:
+        server.stop()
