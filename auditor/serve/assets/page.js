@@ -198,10 +198,10 @@
     box.hidden = !box.textContent;
   }
 
-  function cellHref(c, f) {
+  function cellHref(run, c, f) {
     var q = new URLSearchParams({ table: f.table || "", row: f.row === null ? "" : String(f.row),
                                   column: f.column || "", cell: f.cell || "" });
-    return "runs/" + current.run + "/" + c.id + "/cell?" + q.toString();
+    return "runs/" + run.run + "/" + c.id + "/cell?" + q.toString();
   }
 
   // -- printing: the procès-verbal (or the full report), never this page ----------
@@ -226,12 +226,14 @@
     var frame = $("report");
     if (!reviews || e.source !== frame.contentWindow || !carnet || !e.data || typeof e.data !== "object") { return; }
     if (e.data.type === "ecarte-report-ready") {
-      getJSON(fresh(carnet.findings)).then(function (res) {
+      var run = current, shown = carnet;   // as they are now: the answer may come after another choice
+      getJSON(fresh(shown.findings)).then(function (res) {
+        if (run !== current || shown !== carnet || !frame.contentWindow) { return; }
         var decided = {}, cells = {};
         (res[1].findings || []).forEach(function (f) {
           if (f && f.review) { decided[f.fingerprint] = f.review; }
           if (f && f.table && f.row !== null && f.row !== undefined) {
-            cells[f.fingerprint] = { href: new URL(cellHref(carnet, f), window.location.href).href,
+            cells[f.fingerprint] = { href: new URL(cellHref(run, shown, f), window.location.href).href,
                                      text: (f.cell || f.column || "") + " (" + f.table + ", " + f.row + ")" };
           }
         });
@@ -265,7 +267,7 @@
       var s = res[1];
       if (res[0] && s.version > version && !s.rendering) {
         $("review-state").textContent = t("saved");
-        show(s, cid);
+        if (current && current.run === run) { show(s, carnet ? carnet.id : cid); }   // unless another was chosen since
         listVisits();
       } else {
         window.setTimeout(function () { remade(run, version, cid); }, 300);
