@@ -239,7 +239,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     s.add_argument("--lang", choices=LANGS, help="serve.lang")
     s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
     s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
-    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"), help="serve.reviews")
+    s.add_argument("--reviews", type=Path, metavar="FILE", help="serve.reviews")
+    s.add_argument("--workspace", type=Path, metavar="DIR", help="serve.workspace")
     s.add_argument("--keep-mb", type=_positive, metavar="MB", help="serve.keep_mb")
 
     k = sub.add_parser("shortcut", help="shortcut.help")

@@ -114,6 +114,7 @@ def cmd_serve(args) -> int:
     try:
         return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or DOCUMENT_LANG, ui=ui,
                      limits=limits, workers=args.jobs, reviews_file=args.reviews,
+                     workspace=args.workspace,
                      keep_bytes=args.keep_mb * MB if args.keep_mb else None)
     except OSError as exc:
         raise UsageError("serve.port_taken", port=args.port or 0, reason=os_reason(exc)) from None

@@ -117,6 +117,7 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
                    "others": [p.text for p in c.others], "impact": c.impact, "review": review(c.fingerprint)}
                   for c in view.cross],
         "not_checked": _not_checked(view),
+        "comparison": _comparison(view),
         "reading": reading,
         "visit": visit_rows,
         "done_at": t["done_at"].format(place=visit.place or blank, date=format_day(day, lang)),
@@ -127,6 +128,17 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
             {"title": t["sign_casino"], "hint": t["sign_casino_hint"]}],
         "closing": t["closing"].format(version=__version__, moment=view.generated_text),
     }
+
+
+def _comparison(view: ReportView) -> dict | None:
+    """The findings against the previous audit (the run's baseline): how many
+    are new, updated, unchanged, and those gone since; None without one."""
+    series = view.series if isinstance(view.series, dict) else None
+    if not series or not series.get("has_baseline"):
+        return None
+    return {"counts": [{"name": name, "n": str(n)} for _, name, n in series["counts"]],
+            "absent": [{"code": a["code"] or "", "where": " / ".join(str(x) for x in (a["seance"], a["coup"]) if x != ""),
+                        "message": a["message"] or ""} for a in series["absent"]]}
 
 
 def _not_checked(view: ReportView) -> list[dict]:

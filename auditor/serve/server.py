@@ -75,7 +75,7 @@ def _make_server_class():
 
 def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", ui: str = "en",
           limits=None, workers: int = 1, reviews_file: Path | None = None, out=sys.stdout,
-          keep_bytes: int | None = None) -> int:
+          keep_bytes: int | None = None, workspace: Path | None = None) -> int:
     """Serve the page on 127.0.0.1 until stopped, then remove the private folder.
 
     Ctrl-C returns 0; SIGTERM and SIGHUP end the process by their signal once
@@ -118,7 +118,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
         original = _install(on_signal)
         console = private.watch_console(stop, cleaned, root)   # kept alive until we return
         app = create_app(root, token, port, lang=lang, limits=limits, workers=workers, on_startup=started,
-                         reviews=_reviews(reviews_file or Path("reviews.jsonl")), keep_bytes=keep_bytes)
+                         reviews=_reviews(reviews_file), workspace=workspace, keep_bytes=keep_bytes)
         import uvicorn
 
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
@@ -188,7 +188,7 @@ def _restore(original: dict) -> None:
         signal.signal(sig, handler)
 
 
-def _reviews(path: Path):
+def _reviews(path: Path | None):
     """The review file the page writes, when the review workflow is there
     (None: the page offers no review)."""
     try:
