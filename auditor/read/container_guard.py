@@ -17,7 +17,9 @@ calamine sees it:
   far blank cell, or a lie) is rewritten to them in a copy of the file,
   since calamine reserves the declared grid before reading a cell;
 - `.xlsb` is a zip of binary parts: the zip checks, then the records of
-  every worksheet part are walked likewise.
+  every worksheet part are walked likewise (calamine places no BrtCellBlank,
+  and reserves no more than 100,000 cells for a declared BrtWsDim grid, so
+  neither is part of a sheet's size).
 
 Every refusal is a `Refused(kind, params)` of the whole workbook.
 """
@@ -396,9 +398,15 @@ def _check_declared(rows: int, cols: int, limits: Limits) -> None:
 # -- .xlsb (binary parts in a zip) ----------------------------------------------------------
 
 _XLSB_ROW = 0x0000
-_XLSB_CELLS = frozenset(range(0x0001, 0x000C)) | {0x003E}   # BrtCellBlank … BrtFmlaError, BrtCellRString
+# The cells holding a value: BrtCellRk … BrtFmlaError, and BrtCellRString (which
+# calamine 0.37 skips: counting it is on the safe side). BrtCellBlank (0x0001)
+# only formats a cell: calamine places none, so it is no part of a sheet's
+# size (format v1.2), however far it is (Excel writes one at Ctrl+End).
+_XLSB_CELLS = frozenset(range(0x0002, 0x000C)) | {0x003E}
 _XLSB_FORMULAS = frozenset({0x0008, 0x0009, 0x000A, 0x000B})
-_XLSB_DIM = 0x0094
+# calamine stops reading a sheet at a BrtRowHdr past this row: the rows after
+# it would be lost without a word, so such a sheet is refused.
+_XLSB_LAST_ROW = 0x0010_0000
 
 
 def check_xlsb(data: bytes, limits: Limits) -> ContainerCheck:
@@ -458,19 +466,27 @@ def _xlsb_records(body: bytes):
 
 
 def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
-    """The extent and formula cells of one .xlsb sheet."""
+    """The extent (cells holding a value) and formula cells of one .xlsb sheet.
+
+    A row header (BrtRowHdr) alone, a formatted blank cell (BrtCellBlank) and
+    the declared grid (BrtWsDim) are no part of it: Excel declares the whole
+    used range, to a formatted cell at XFD1048576, and calamine reserves at
+    most 100,000 cells for that declaration before placing only the cells
+    holding a value (calamine 0.37, `worksheet_range_ref`)."""
     scan = SheetScan()
     row = 0
     unpack = struct.unpack_from
     for typ, at, size in _xlsb_records(body):
         if typ == _XLSB_ROW and size >= 4:
             row, = unpack("<I", body, at)
-            if row + 1 > scan.max_row:
-                scan.max_row = row + 1
-            if row > limits.max_rows + 1:
+            if row > _XLSB_LAST_ROW:
                 raise Refused("too_many_rows", rows=row, limit=limits.max_rows)
         elif typ in _XLSB_CELLS and size >= 4:
             col, = unpack("<I", body, at)
+            if row + 1 > scan.max_row:
+                scan.max_row = row + 1
+                if row > limits.max_rows + 1:
+                    raise Refused("too_many_rows", rows=row, limit=limits.max_rows)
             if col + 1 > scan.max_col:
                 scan.max_col = col + 1
                 if col + 1 > limits.max_columns:
@@ -479,9 +495,6 @@ def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
                 scan.formulas.append(FormulaCell(row + 1, col, True))
             if typ in (0x0003, 0x000B) and size >= 9:   # BrtCellError, BrtFmlaError
                 scan.errors.append(ErrorCell(row + 1, col, error_text(body[at + 8])))
-        elif typ == _XLSB_DIM and size >= 16:
-            r1, r2, c1, c2 = unpack("<IIII", body, at)
-            _check_declared(max(r2 - r1, 0) + 1, max(c2 - c1, 0) + 1, limits)
     return scan
 
 
