@@ -190,3 +190,100 @@ def test_unreadable_carnet_has_a_pv(tmp_path):
         text = page.extract_text()
         assert "classeur-corrompu.xlsx" in text and f"page {n} / {len(pages)}" in text
     assert "Carnet illisible" in pages[0].extract_text()
+
+
+# -- a CSV folder's files, each with its own SHA-256 (outputs.md v1.2: "each source file's name and SHA-256") --
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_pv_names_each_source_file_with_its_own_sha256(signed):
+    from auditor.report.pv import source_files_of
+
+    csvs = sorted(SAMPLE.glob("*.csv"))
+    assert len(csvs) >= 5
+    flat = " ".join(pv_text((signed / "proces-verbal.pdf").read_bytes()).split())
+    for p in csvs:
+        assert f"Fichier {p.name} {_sha(p)}" in flat
+    keywords = str(PdfReader(signed / "proces-verbal.pdf").metadata["/Keywords"])
+    assert source_files_of(keywords) == [(p.name, _sha(p)) for p in csvs]
+
+
+def test_verify_accepts_the_folder_or_its_files(signed, capsys):
+    pv = str(signed / "proces-verbal.pdf")
+    csvs = sorted(SAMPLE.glob("*.csv"))
+    for sources in ([SAMPLE], csvs, csvs[:2]):
+        assert main(["verify", pv, *map(str, sources)]) == 0
+        said = capsys.readouterr().out
+        for p in csvs if sources == [SAMPLE] else sources:
+            assert f"same SHA-256 as the file {p.name}" in said
+        assert "Everything checked holds." in said
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("lang", "words"), [
+    ("en", ("DIFFERENT from the one the procès-verbal records for coups.csv", "MISSING from",
+            "DIFFERENT from every file the procès-verbal names", "Verification failed: 3 point(s)")),
+    ("fr", ("DIFFÉRENT de celui que le procès-verbal indique pour coups.csv", "ABSENT de",
+            "DIFFÉRENT de tous les fichiers que nomme le procès-verbal", "Vérification échouée : 3 point(s)"))])
+def test_verify_names_the_file_that_differs_is_missing_or_was_added(signed, tmp_path, lang, words):
+    # As people do: the folder copied elsewhere, one file edited, one lost, one
+    # added; the command itself, on the real clock.
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "carnet de la table 6"
+    shutil.copytree(SAMPLE, folder)
+    coups = folder / "coups.csv"
+    coups.write_bytes(coups.read_bytes() + b"\n")   # one more line end: the same rows, other bytes
+    (folder / "tickets.csv").unlink()
+    (folder / "notes.csv").write_text("une note\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    proc = subprocess.run([sys.executable, "-m", "auditor", "--lang", lang, "verify", str(signed / "proces-verbal.pdf"),
+                           str(folder)], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    said = proc.stdout
+    for w in words:
+        assert w in said, said
+    assert f"{coups}" in said and _sha(coups) in said
+    assert "tickets.csv" in said and "notes.csv" in said
+    # The unchanged files still hold, each said.
+    assert said.count("[OK]") == 1 + 1 + 5   # signature, attachment, the five files left as they were
+
+
+def test_verify_finds_a_renamed_file_by_its_bytes(signed, tmp_path, capsys):
+    copy = tmp_path / "mises (copie).csv"
+    shutil.copyfile(SAMPLE / "mises.csv", copy)
+    assert main(["verify", str(signed / "proces-verbal.pdf"), str(copy)]) == 0
+    assert "same SHA-256 as the file mises.csv" in capsys.readouterr().out
+
+
+def test_verify_refuses_a_file_list_that_does_not_give_the_findings_hash(tmp_path, capsys):
+    # Unsigned, the file list in the keywords could be edited: it must still
+    # give the folder's SHA-256 that the attached findings name.
+    with fixed_clock():
+        main(["audit", str(SAMPLE), "--out", str(tmp_path), "--format", "pdf", "--quiet"])
+    data = (tmp_path / SAMPLE.name / "proces-verbal.pdf").read_bytes()
+    digest = _sha(SAMPLE / "coups.csv").encode()
+    forged = digest[:-1] + (b"0" if digest[-1:] != b"0" else b"1")
+    assert data.count(digest) >= 1
+    pv = tmp_path / "forged.pdf"
+    pv.write_bytes(data.replace(digest, forged))
+    assert main(["verify", str(pv), str(SAMPLE)]) == 1
+    said = capsys.readouterr().out
+    assert "does not give the SHA-256 of the attached findings' source" in said
+    assert "DIFFERENT from the one the procès-verbal records for coups.csv" in said
+
+
+def test_a_one_file_carnet_is_verified_as_before(tmp_path, capsys):
+    carnet = ROOT / "sample_carnets" / "compliant" / "forges-table3.xlsx"
+    with fixed_clock():
+        main(["audit", str(carnet), "--out", str(tmp_path), "--format", "pdf", "--quiet"])
+    pv = tmp_path / carnet.name / "proces-verbal.pdf"
+    assert "source-sha256:" not in str(PdfReader(pv).metadata["/Keywords"])
+    main(["verify", str(pv), str(carnet)])
+    assert "same SHA-256 as the procès-verbal's source" in capsys.readouterr().out
