@@ -397,6 +397,61 @@ def test_an_xlsb_row_header_alone_is_no_part_of_the_size_but_one_past_excel_s_la
     assert exc.value.kind == "too_many_rows"
 
 
+def test_an_xlsb_record_shorter_than_its_fields_is_read_as_calamine_reads_it(tmp_path):
+    # calamine reads a record's fields from its one buffer, never cleared: a
+    # cell record cut to nothing takes its column from the record before it
+    # (here a far formatted blank), and calamine places a value there. The
+    # guard reads it the same way (a row taken so could cost gigabytes).
+    import io
+    import struct
+    import zipfile
+
+    import python_calamine
+
+    from auditor.limits import DEFAULT_LIMITS
+    from auditor.read.container_guard import check_xlsb, scan_xlsb_sheet
+    from auditor.zippkg import Refused
+
+    row = b"\x00\x19" + struct.pack("<IIHHBIII", 2, 0, 0x12C, 0, 0, 1, 0, 0)
+    blank = b"\x01\x08" + struct.pack("<II", 16383, 3)   # BrtCellBlank at column XFD
+    cut = b"\x02\x00"                                    # BrtCellRk of no byte
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
+        members = [(i, zin.read(i)) for i in zin.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info, body in members:
+            if info.filename == "xl/worksheets/sheet1.bin":   # the sheet `carnet`
+                first_row = body.index(b"\x00\x19\x00\x00\x00\x00")   # its first BrtRowHdr
+                body = body[:first_row] + row + blank + cut + body[first_row:]
+                with pytest.raises(Refused) as exc:
+                    scan_xlsb_sheet(body, DEFAULT_LIMITS)
+                assert exc.value.kind == "too_many_columns" and exc.value.params["columns"] == 16384
+            zout.writestr(info, body)
+    data = out.getvalue()
+    with pytest.raises(Refused):
+        check_xlsb(data, DEFAULT_LIMITS)
+    # What calamine itself makes of it: a value in column XFD (16,384 columns).
+    rows = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data)).get_sheet_by_name("carnet").to_python()
+    assert max(len(r) for r in rows) == 16384
+
+
+def test_an_xlsb_sheet_cut_inside_a_record_is_no_traceback(tmp_path):
+    # A worksheet part that ends inside a cell record (a damaged copy): calamine
+    # fails at that record; the guard stops there too, with no exception.
+    import zipfile
+
+    src = tmp_path / "cut.xlsb"
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin, zipfile.ZipFile(src, "w") as zout:
+        for info in zin.infolist():
+            body = zin.read(info)
+            if info.filename == "xl/worksheets/sheet5.bin":   # the sheet `mises`
+                body = body[:body.index(b"\x00\x19\x05\x00\x00\x00")] + b"\x02\x0c\x01\x00"   # BrtCellRk cut
+            zout.writestr(info, body)
+    got = run(src)
+    assert [f.table for f in got.findings if f.code == "EC00-01"] == ["mises"]   # the other tables still read
+    assert "coups" in got.carnet.tables
+
+
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_user_audits_an_xlsb_with_a_far_formatted_cell(tmp_path):
