@@ -48,6 +48,9 @@ class Source:
     path: str
     sha256: str
     format: str
+    # A CSV folder's files, each with its own SHA-256: ((name, hex), …) in the
+    # order `sha256` hashes them (the procès-verbal names each); () for one file.
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
