@@ -257,8 +257,11 @@ def test_reviews_hold_only_what_was_typed_or_in_the_carnet(tmp_path):
     f = one(doc(tmp_path / "r1"), "EC66-01")
     review(tmp_path / "r1", f["fingerprint"], "justifie", "vu au PV", "Mme Lefèvre")
     entry = json.loads((tmp_path / "r1" / "c" / "reviews.jsonl").read_text(encoding="utf-8"))
-    assert set(entry) == {"fingerprint", "status", "justification", "by", "at", "carnet", "code", "seance", "coup"}
+    assert set(entry) == {"fingerprint", "status", "justification", "by", "at", "carnet", "code", "seance", "coup",
+                          "impact_cents", "expected", "found"}
     assert (entry["code"], entry["seance"], entry["coup"]) == (f["code"], f["seance"], f["coup"])
+    # The values the decision was made on: what makes it stale when the finding changes.
+    assert (entry["impact_cents"], entry["expected"], entry["found"]) == (f["impact_cents"], f["expected"], f["found"])
     assert (entry["justification"], entry["by"], entry["carnet"]) == ("vu au PV", "Mme Lefèvre", "c")
 
 
