@@ -338,6 +338,7 @@ class Baseline:
     previous: PreviousRun | None = None
     matching: Matching | None = None
     _shared: list[dict] | None = None
+    _by: tuple | None = None
 
     def __post_init__(self):
         if self.folder is not None:
@@ -400,8 +401,11 @@ class Baseline:
             owners = (carnet_id,) if pid in (None, carnet_id) else (carnet_id, pid)
             seen = set(fingerprints) | {b["fingerprint"] for b in baseline or ()}
             present = self.matching.present if self.matching is not None else set()
-            mine = tuple(e for e in self._shared if e["fingerprint"] in seen
-                         or (e.get("carnet") in (*owners, None) and e["fingerprint"] not in present))
+            by_fp, by_carnet = self._index()
+            lines = {n for fp in seen for n in by_fp.get(fp, ())}
+            lines |= {n for cid in (*owners, None) for n in by_carnet.get(cid, ())
+                      if self._shared[n]["fingerprint"] not in present}
+            mine = tuple(self._shared[n] for n in sorted(lines))   # in file order: the last decision is the latest
             return CarnetBaseline(baseline, mine, orphans_of=owners)
         loaded = load_reviews(self.folder / (pid or carnet_id) / FILE_NAME)
         self.problems += loaded.problems
@@ -429,6 +433,19 @@ class Baseline:
                 if target.stat().st_size and not target.read_bytes().endswith(b"\n"):
                     f.write(b"\n")
                 f.write(b"\n".join(lines) + b"\n")
+
+    def _index(self) -> tuple[dict, dict]:
+        """The shared file's lines by fingerprint and by carnet id (positions in the file), made once."""
+        if self._by is None:
+            by_fp: dict[str, list[int]] = {}
+            by_carnet: dict[str | None, list[int]] = {}
+            for n, e in enumerate(self._shared or ()):
+                by_fp.setdefault(e["fingerprint"], []).append(n)
+                carnet = e.get("carnet")
+                if carnet is None or isinstance(carnet, str):   # a hand-edited line may hold anything there
+                    by_carnet.setdefault(carnet, []).append(n)
+            self._by = (by_fp, by_carnet)
+        return self._by
 
     def summary(self) -> dict | None:
         """summary.json's `baseline` (None without --baseline)."""
