@@ -5,8 +5,9 @@ N. 1,000 one-séance carnets (the batch of `bench_audit.py`, benchmark 3) are
    every real nightly run): the second run must take under a tenth of the
    first.
 R. 300 of them as a controller runs them, each night `--cache --baseline
-   LAST_NIGHT --reviews R.jsonl`, a decision recorded in the shared review
-   file during the day: the review and the baseline are applied after the
+   LAST_NIGHT --reviews R.jsonl --history H --fail-on-new`, a decision
+   recorded in the shared review file during the day (through `ecarte-audit
+   review`, which keeps the values it was made on): the review and the baseline are applied after the
    cache, so the second night takes every carnet from the cache, and the
    files of the carnets the review does not reach too (kept beside their
    audit for the same baseline and reviews), and costs under a tenth of the
@@ -33,15 +34,19 @@ def with_reviews(n: int, jobs: int) -> str:
     import json
 
     root = generated_batch(f"batch-{n}-own-books", n, _one_seance)
-    cache, reviews = DATA / "nightly-r-cache", DATA / "nightly-r-reviews.jsonl"
+    cache, reviews, history = DATA / "nightly-r-cache", DATA / "nightly-r-reviews.jsonl", DATA / "nightly-r-history"
     shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(history, ignore_errors=True)
     reviews.unlink(missing_ok=True)
     outs = [DATA / f"nightly-r-out-{night}" for night in (0, 1, 2)]
     for out in outs:
         shutil.rmtree(out, ignore_errors=True)
-    common = ["--reviews", str(reviews), "--quiet", "--jobs", str(jobs), "--fail-on", "never"]
-    # The night before (its output is the first timed night's baseline; no cache, so that one starts cold).
-    run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[0]), *common])
+    common = ["--reviews", str(reviews), "--history", str(history), "--fail-on-new", "--quiet", "--jobs", str(jobs),
+              "--fail-on", "never"]
+    # The night before (its output is the first timed night's baseline; no cache, so that one starts
+    # cold): a first night, its baseline folder not there yet.
+    run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[0]), "--baseline", str(DATA / "nightly-r-none"),
+         *common])
     first, _ = run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[1]), "--cache", str(cache),
                     "--baseline", str(outs[0]), *common])
     finding = next(f for p in sorted(outs[1].glob("*/findings.json"))
@@ -51,7 +56,8 @@ def with_reviews(n: int, jobs: int) -> str:
     second, _ = run([PY, "-m", "auditor", "audit", str(root), "--out", str(outs[2]), "--cache", str(cache),
                      "--baseline", str(outs[1]), *common])
     ratio = second / first
-    return (f"| R | {n:,} carnets, --cache --baseline LAST_NIGHT --reviews, a review recorded between the nights, "
+    return (f"| R | {n:,} carnets, --cache --baseline LAST_NIGHT --reviews R.jsonl --history H --fail-on-new, "
+            f"a review recorded between the nights, "
             f"real clock, --jobs {jobs} | first {first:.1f} s (cold cache); second {second:.1f} s | "
             f"ratio **{ratio:.3f}** | < 0.1 | {'yes' if ratio < 0.1 else 'no'} |")
 
