@@ -387,6 +387,11 @@ def test_changes_are_deterministic_and_speak_the_reports_language(tmp_path, monk
     index = (tmp_path / "a" / "index.html").read_text(encoding="utf-8")
     html5lib.HTMLParser(strict=True).parse(index)
     assert 'href="changes.txt"' in index and 'href="changes.json"' in index
+    # Every field written is documented (docs/changes.md), so a field added undocumented fails here.
+    documented = (Path(__file__).resolve().parent.parent / "docs" / "changes.md").read_text(encoding="utf-8")
+    written = set(changes) | set(changes["baseline"]) | set(changes["counts"])
+    written |= {k for x in changes["new"] + changes["across"] for k in x}
+    assert not {k for k in written if f"`{k}`" not in documented}
     # Without --baseline, no changes file.
     audit(root, tmp_path / "plain")
     assert not (tmp_path / "plain" / "changes.json").exists()
