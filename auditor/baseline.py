@@ -206,7 +206,10 @@ class PreviousRun:
     """A baseline run's output folder as read once by the client."""
 
     findings: dict[str, dict] = field(default_factory=dict)   # fingerprint → what is kept of it, with its `carnet`
-    carnets: dict[str, dict] = field(default_factory=dict)    # id → {"path", "cover", "fps"}
+    # id → {"path", "cover", "fps", "findings": fingerprint → what is kept}. Two carnets
+    # alike in casino, table and séances (overlapping carnets) may share a fingerprint:
+    # a carnet is compared with its own baseline carnet's finding first.
+    carnets: dict[str, dict] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -230,20 +233,19 @@ def read_previous(folder: Path, problems: list) -> PreviousRun:
         return out
     for path in sorted(folder.glob("*/findings.json")):
         cid = path.parent.name
-        fps = []
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             listed = [f for f in doc["findings"] if f.get("fingerprint")]
             shown = (doc.get("source") or {}).get("path")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             problems.append(Message("audit.baseline_unreadable", path=path))
-            out.carnets[cid] = {"path": None, "cover": None, "fps": ()}
+            out.carnets[cid] = {"path": None, "cover": None, "fps": (), "findings": {}}
             continue
+        own: dict[str, dict] = {}
         for f in listed:
-            fp = f["fingerprint"]
-            out.findings.setdefault(fp, {**_kept(f), "carnet": cid})
-            fps.append(fp)
-        out.carnets[cid] = {"path": shown, "cover": None, "fps": tuple(dict.fromkeys(fps))}
+            kept = own.setdefault(f["fingerprint"], {**_kept(f), "carnet": cid})
+            out.findings.setdefault(kept["fingerprint"], kept)
+        out.carnets[cid] = {"path": shown, "cover": None, "fps": tuple(own), "findings": own}
     summary = folder / "summary.json"
     if not summary.is_file():
         return out
@@ -388,11 +390,11 @@ class Baseline:
         if self.previous is not None:
             pool = self.previous.findings
             present = self.matching.present if self.matching is not None else set(fingerprints)
-            part = {fp: pool[fp] for fp in sorted(fingerprints) if fp in pool}
-            if pid is not None:
-                for fp in self.previous.carnets[pid]["fps"]:
-                    if fp not in present and fp in pool:
-                        part.setdefault(fp, pool[fp])
+            own = self.previous.carnets[pid]["findings"] if pid is not None else {}
+            part = {fp: own.get(fp) or pool[fp] for fp in sorted(fingerprints) if fp in pool}
+            for fp, kept in own.items():
+                if fp not in present:
+                    part.setdefault(fp, kept)
             baseline = tuple(part.values())
         if self._shared is not None:
             # Matched by fingerprint, whatever the carnet's id was when the
@@ -465,10 +467,10 @@ class Baseline:
         for pid in self.matching.vanished:
             c = self.previous.carnets[pid]
             decided = shared if shared is not None else latest(load_reviews(self.folder / pid / FILE_NAME).entries)
-            findings = [{**{k: self.previous.findings[fp].get(k) for k in
+            findings = [{**{k: kept.get(k) for k in
                             ("fingerprint", "code", "severity", "message", "seance", "coup", "expected", "found",
                              "impact_cents")}, "review": decided.get(fp)}
-                        for fp in c["fps"] if fp not in self.matching.present and fp in self.previous.findings]
+                        for fp, kept in c["findings"].items() if fp not in self.matching.present]
             out.append({"carnet": pid, "path": c["path"], "findings": findings})
         return out
 

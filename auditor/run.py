@@ -172,6 +172,9 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
+    owned: dict[str, set[str]] = {}   # carnet → the findings across carnets whose history row it carries
+    for fp, cid in owner.items():
+        owned.setdefault(cid, set()).add(fp)
     html = "html" in options.formats
     # Files kept beside a cached audit serve again when nothing they depend
     # on changed (the workbook, whose time is inside its zip, is always made).
@@ -194,7 +197,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         task = FinishTask(job, held[index].path, out, across,
                           baseline.context(job.id, fps[index]) if baseline is not None else None,
                           {cid: f"{cid}/report.html" for cid in named} if html else {},
-                          frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id),
+                          frozenset(owned.get(job.id, ())), checked.get(job.id),
                           visit=visit, sign=sign)
         if memos and held[index].in_cache:
             task.memo = held[index].path.with_name(MEMO_FILE)

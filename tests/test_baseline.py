@@ -328,6 +328,8 @@ def test_carnets_are_matched_by_id_cover_or_findings_and_the_rest_vanish():
                  "old-name": {"path": "old", "cover": ("C", "2", "1", "2026-01-02"), "fps": ("b1",)},
                  "no-cover": {"path": "nc", "cover": None, "fps": ("c1", "a2")},
                  "gone": {"path": "gone", "cover": ("C", "4", "1", "2026-01-04"), "fps": ("d1",)}})
+    for c in prev.carnets.values():
+        c["findings"] = {fp: prev.findings[fp] for fp in c["fps"]}
     m = match(prev, [("same", ("C", "1", "1", "2026-01-01"), frozenset({"a1"})),
                      ("new-name", ("C", "2", "1", "2026-01-02"), frozenset()),
                      ("moved", None, frozenset({"c1", "x"})),
@@ -395,3 +397,20 @@ def test_changes_are_deterministic_and_speak_the_reports_language(tmp_path, monk
     # Without --baseline, no changes file.
     audit(root, tmp_path / "plain")
     assert not (tmp_path / "plain" / "changes.json").exists()
+
+
+def test_two_carnets_sharing_a_fingerprint_are_each_compared_with_their_own(tmp_path):
+    """Overlapping carnets (same casino, table, séance and date) give the same fingerprint to
+    alike findings: each carnet's finding is compared with its own baseline carnet's."""
+    from auditor.baseline import Baseline
+
+    fp = "ab" * 10
+    for cid, found in (("a", "4"), ("b", "409")):
+        (tmp_path / "r" / cid).mkdir(parents=True)
+        (tmp_path / "r" / cid / "findings.json").write_text(json.dumps({"findings": [
+            {"fingerprint": fp, "code": "EC83-02", "severity": "info", "expected": "5000", "found": found,
+             "impact_cents": 0}]}), encoding="utf-8")
+    b = Baseline(tmp_path / "r")
+    assert b.match([("a", None, frozenset({fp})), ("b", None, frozenset({fp}))]) == []
+    assert [x["found"] for x in b.context("a", {fp}).baseline] == ["4"]
+    assert [x["found"] for x in b.context("b", {fp}).baseline] == ["409"]
