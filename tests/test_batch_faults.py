@@ -451,8 +451,28 @@ def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
         os.kill(pid, signal.SIGKILL)  # the worker holding t3 is lost
         code = batch.result(timeout=120)
     assert code == 0
-    assert "Traceback" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # The carnet given to another worker is named in the command's output (--quiet or not).
+    assert re.search(r"t3: audited again, its Dask worker was lost", err), err
     assert {e["verdict"] for e in accounted(out).values()} == {"ok"}
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_dask_cluster_without_workers_stops_with_a_clear_message(tmp_path, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    root, out = carnets(tmp_path / "in", ["t1", "t2"]), tmp_path / "out"
+    # A scheduler with no worker at all (all gone, or never started): not a silent wait.
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
+        started = time.monotonic()
+        code = main(["audit", str(root), "--out", str(out), "--quiet", "--lang", "en",
+                     "--scheduler", cluster.scheduler_address, "--cluster-wait", "3"])
+        waited = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"the Dask cluster {cluster.scheduler_address} has had no worker for 3 s (--cluster-wait)" in err
+    assert waited < 60   # it stopped: the run did not wait without limit
 
 
 @pytest.mark.subprocess

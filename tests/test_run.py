@@ -156,3 +156,30 @@ def test_local_workers_keep_the_audits_they_make_and_hand_back_only_their_head(t
         assert audit.entry == k.entry and k.fingerprints == {f.fingerprint for f in audit.findings}
         if k.index:
             assert cache.load(keys[k.index]).entry == k.entry   # a whole entry: the next night's hit
+
+
+def test_findings_across_carnets_follow_a_renamed_carnet_and_are_listed_once_in_the_changes(tmp_path, capsys):
+    root = pair(tmp_path / "casino")
+    cache = ("--cache", str(tmp_path / "cache"))
+    # The first night: its baseline folder is not there yet.
+    assert audit(root, tmp_path / "night1", *cache, "--baseline", str(tmp_path / "night0")) == 1
+    cross = summary(tmp_path / "night1")["cross_carnet"]
+    assert cross and {f["baseline_state"] for f in cross} == {"new"}
+    # The workbook of table 2 saved under another name, as people do.
+    (root / "t2.xlsx").rename(root / "t2 copie.xlsx")
+    capsys.readouterr()
+    assert audit(root, tmp_path / "night2", *cache, "--baseline", str(tmp_path / "night1"), "--fail-on-new") == 0
+    err = capsys.readouterr().err
+    assert "only" not in err and "no previous run" not in err
+    s = summary(tmp_path / "night2")
+    assert s["baseline"]["renamed"] == [{"from": "t2.xlsx", "to": "t2_copie.xlsx"}]
+    assert s["baseline"]["matched_carnets"] == 3 and s["baseline"]["vanished"] == []
+    assert {f["baseline_state"] for f in s["cross_carnet"]} == {"unchanged"}
+    changes = json.loads((tmp_path / "night2" / "changes.json").read_text(encoding="utf-8"))
+    assert changes["counts"]["new"] == changes["counts"]["absent"] == 0
+    assert sorted(f["fingerprint"] for f in changes["across"]) == sorted(f["fingerprint"] for f in cross)
+    assert {tuple(f["carnets"]) for f in changes["across"]} <= {("t1", "t2_copie.xlsx"), ("t2_copie.xlsx", "t1")}
+    # The first night's new findings across carnets were each listed once, under one carnet.
+    first = json.loads((tmp_path / "night1" / "changes.json").read_text(encoding="utf-8"))
+    listed = [f["fingerprint"] for f in first["new"] if f.get("across")]
+    assert sorted(listed) == sorted(f["fingerprint"] for f in cross)

@@ -43,8 +43,9 @@ class Executor:
 
     def __init__(self, stack: contextlib.ExitStack, options: Options, *, workers: int = 1,
                  scheduler: str | None = None, bounds: Bounds | None = None,
-                 notice: Callable[[str], None] | None = None):
+                 notice: Callable[[str], None] | None = None, cluster_wait: float | None = None):
         self.stack, self.options, self.workers, self.scheduler = stack, options, workers, scheduler
+        self.cluster_wait = cluster_wait
         self.bounds = bounds or Bounds()
         self.notice = notice
         self.pool: LocalPool | None = None
@@ -64,7 +65,8 @@ class Executor:
         if not todo:
             return iter(())
         if self.scheduler:
-            return self.stack.enter_context(contextlib.closing(_dask(todo, self.options, self.scheduler)))
+            return self.stack.enter_context(contextlib.closing(_dask(todo, self.options, self.scheduler,
+                                                                     wait=self.cluster_wait, notice=self.notice)))
         if len(todo) == 1:
             return (audit_here(index, job, self.options, self.bounds, tickets) for index, job in todo)
         if keep is not None:

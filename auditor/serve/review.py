@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 
 from auditor.batch.plan import carnet_id
 from auditor.errors import os_reason, text_of
-from auditor.reviews import STATUS_TEXT, STATUSES, ReviewError, latest, load_reviews, record_review
+from auditor.reviews import ACKNOWLEDGED, STATUS_TEXT, STATUSES, ReviewError, latest, load_reviews, record_review
 from auditor.serve.labels import page_label
 
 
@@ -26,7 +26,8 @@ class PageReviews:
 
     def statuses(self, lang: str) -> list[tuple[str, str]]:
         """The review statuses, with their words in `lang`."""
-        return [(s, STATUS_TEXT[lang][s]) for s in STATUSES]
+        # `corrige` acknowledges a finding that is gone: never one the page shows.
+        return [(s, STATUS_TEXT[lang][s]) for s in STATUSES if s != ACKNOWLEDGED]
 
     def current(self, run) -> dict[str, dict]:
         """fingerprint → latest decision, as the audit's file holds it now."""
