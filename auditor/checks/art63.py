@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import play_order
 from auditor.derived.fiches import holders, register
@@ -35,7 +35,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
         hit = np.flatnonzero(ok & (value % step != 0))
         if not len(hit):
             continue
-        yield from emit(m.iloc[hit], lambda r, f=field: Violation(
+        yield from emit_at(m, hit, lambda r, f=field: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
@@ -61,7 +61,7 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     for kind, field, mask, expected in cases:
         if not mask.any():
             continue
-        yield from emit(m.iloc[np.flatnonzero(mask)], lambda r, k=kind, f=field, e=expected: Violation(
+        yield from emit_at(m, np.flatnonzero(mask), lambda r, k=kind, f=field, e=expected: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             expected=e(r), found=Cents(r[f]), kind=k,
             params={"amount_cents": r[f], "montant_cents": r["montant_cents"], "min_cents": low}))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
 from auditor.frames import first_each, ints, is_value, present
 from auditor.checks._util import coup_of, rows_of, seance_of
@@ -193,7 +193,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     late = np.flatnonzero(late)     # few: the first of each (coup, side) taken among them alone
     group = (np.searchsorted(starts, late, side="right") - 1) * 2 + on_b[late]
     late = by_rank[late[first_each(group)]]
-    yield from emit(m.iloc[m_at[late]], lambda r: Violation(
+    yield from emit_at(m, m_at[late], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
@@ -204,7 +204,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
         coup_start = np.r_[True, rc[1:] != rc[:-1]]
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
-        yield from emit(m.iloc[m_at[first]], lambda r: Violation(
+        yield from emit_at(m, m_at[first], lambda r: Violation(
             table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
@@ -235,7 +235,7 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         number, ok = ints(s["seance"])
         first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
         early = early[first]
-    yield from emit(s.iloc[early], lambda r: Violation(
+    yield from emit_at(s, early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
@@ -254,11 +254,11 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     missing = ~stamp
     if missing.any():
         missing &= ~carnet.unreadable_cells("seances", "timbre").to_numpy()
-    yield from emit(s.iloc[np.flatnonzero(missing)], lambda r: Violation(
+    yield from emit_at(s, np.flatnonzero(missing), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
     wrong = stamp & day & (s["timbre"].to_numpy() != s["date"].to_numpy())
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
+    yield from emit_at(s, np.flatnonzero(wrong), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
         expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
@@ -304,5 +304,5 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     a = coup_amounts(carnet)
     hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
-    yield from emit(a.iloc[np.flatnonzero(hit)], lambda r: Violation(
+    yield from emit_at(a, np.flatnonzero(hit), lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

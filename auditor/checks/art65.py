@@ -8,7 +8,7 @@ import numpy as np
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import coup_of, emit, rows_of, seance_of
+from auditor.checks._util import coup_of, emit_at, rows_of, seance_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
 from auditor.frames import ints, is_value, present, py
@@ -70,14 +70,14 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     prev_saute = s["prev_saute"].array
     not_after = remise & ~prev_saute.to_numpy(dtype=bool, na_value=True)
-    yield from emit(s.iloc[np.flatnonzero(not_after)], lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
+    yield from emit_at(s, np.flatnonzero(not_after), lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
                                                params={"joueur": x["joueur_a"]}))
     second = remise & (s["remises_before"].to_numpy() > 0)
-    yield from emit(s.iloc[np.flatnonzero(second)], lambda x: _coup(x, "evenement", "second_remise", found="remise",
+    yield from emit_at(s, np.flatnonzero(second), lambda x: _coup(x, "evenement", "second_remise", found="remise",
                                             params={"joueur": x["joueur_a"]}))
     (ch, ch_ok), (adj, adj_ok) = ints(s["chouette_cents"]), ints(s["adjudicated"])
     amount = remise & ch_ok & adj_ok & (ch != adj)
-    yield from emit(s.iloc[np.flatnonzero(amount)], lambda x: _coup(
+    yield from emit_at(s, np.flatnonzero(amount), lambda x: _coup(
         x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
@@ -99,11 +99,11 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
     auction = after & (s["sautes_upto_prev"].to_numpy() >= 2)
     wrong = auction & ~is_value(s["evenement"], "adjudication")
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: _coup(
+    yield from emit_at(s, np.flatnonzero(wrong), lambda r: _coup(
         r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
         params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
     silent = after & ~present(s["evenement"]) & ~auction
-    yield from emit(s.iloc[np.flatnonzero(silent)], lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
+    yield from emit_at(s, np.flatnonzero(silent), lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
+from auditor.checks._util import emit_at
 from auditor.derived.levy import chouette_levy, simple_levy
 from auditor.frames import ints, is_value
 from auditor.model import Cents, Violation
@@ -32,7 +32,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     s = simple_levy(carnet, profile)
     recorded, ok = ints(s["prelevement_cents"])
     wrong = ok & ~_accepted(recorded, ints(s["lo"])[0], ints(s["hi"])[0], profile.levy_step_cents)
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
+    yield from emit_at(s, np.flatnonzero(wrong), lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_cents", seance=r["seance"], coup=r["coup"],
         kind="avant", expected=Cents(r["hi"]), found=Cents(r["prelevement_cents"]),
         impact_cents=r["hi"] - r["prelevement_cents"],
@@ -40,7 +40,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     c = carnet.df("coups")
     after, after_ok = ints(c["prelevement_apres_cents"])
     apres = is_value(c["type"], "simple") & after_ok & (after != 0)
-    yield from emit(c.iloc[np.flatnonzero(apres)], lambda r: Violation(
+    yield from emit_at(c, np.flatnonzero(apres), lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_apres_cents", seance=r["seance"], coup=r["coup"],
         kind="apres", expected=Cents(0), found=Cents(r["prelevement_apres_cents"]),
         impact_cents=-r["prelevement_apres_cents"]))
@@ -63,7 +63,7 @@ def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]
         recorded, ok = ints(ch[column])
         low, high = ints(ch[lo]), ints(ch[hi])
         wrong = ok & high[1] & ~_accepted(recorded, low[0], high[0], step)
-        yield from emit(ch.iloc[np.flatnonzero(wrong)], lambda r, p=phase, col=column, h=hi: Violation(
+        yield from emit_at(ch, np.flatnonzero(wrong), lambda r, p=phase, col=column, h=hi: Violation(
             table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"],
             kind=p if p == "apres" or r["evenement"] is None else f"avant_{r['evenement']}",
             expected=Cents(r[h]), found=Cents(r[col]), impact_cents=r[h] - r[col],

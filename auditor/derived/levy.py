@@ -35,10 +35,10 @@ def _unreadable(carnet: Carnet, table: str, field: str) -> np.ndarray:
 
 def _bounds(profile: Profile, *amounts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """The levy's accepted bounds of each amount array (NA stays NA), in one
-    call of `Levy.bounds_series` for all of them (its fixed cost paid once)."""
+    call of `Levy.bounds_array` for all of them."""
     values = np.concatenate(amounts)
-    x = pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA))
-    lo, hi = (_ints(b) for b in profile.levy.bounds_series(x))
+    missing = values == NA
+    lo, hi = (np.where(missing, NA, b) for b in profile.levy.bounds_array(np.where(missing, 0, values)))
     cuts = np.cumsum([len(v) for v in amounts])[:-1]
     return list(zip(np.split(lo, cuts), np.split(hi, cuts)))
 
