@@ -53,6 +53,7 @@ def main() -> None:
     t = clock()
     carnet = normalise(raw)
     del raw   # as in the audit (`normalise(read_carnet(...))`): the raw text is not kept
+    audit_module.release_unused_memory()
     stage("normalise", clock() - t)
     # Time each rule by wrapping the registered functions for this run.
     spent: dict[str, float] = {}
