@@ -34,15 +34,16 @@ def environment() -> Environment:
 def _bytecode_cache():
     """Compiling the report's templates costs a tenth of a second, as much as
     the whole audit of a small carnet: each process after the first loads
-    them compiled, from jinja2's per-user cache folder in the system's temp
-    folder (private to the user). An entry is used only for the same template
-    file with the same text, under the same Python; the options and jinja2's
-    version are in its name. No cache (compile each time) where that folder
-    cannot be made safely."""
+    them compiled from the user's cache folder (`auditor.user_cache`). An
+    entry is used only for the same template file with the same text, under
+    the same Python; the options and jinja2's version are in its name. No
+    cache (compile each time) where that folder cannot be had."""
     import hashlib
 
     import jinja2
     from jinja2 import FileSystemBytecodeCache
+
+    from auditor.user_cache import folder
 
     class Cache(FileSystemBytecodeCache):
         def load_bytecode(self, bucket) -> None:
@@ -56,14 +57,14 @@ def _bytecode_cache():
         def dump_bytecode(self, bucket) -> None:
             try:
                 super().dump_bytecode(bucket)
-            except OSError:   # a full or read-only temp folder: the page is still written
+            except OSError:   # a full or read-only disk: the page is still written
                 pass
 
-    tag = hashlib.sha256(repr((sorted(OPTIONS.items()), AUTOESCAPED, jinja2.__version__)).encode()).hexdigest()[:12]
-    try:
-        return Cache(pattern=f"__ecarte_report_{tag}_%s.cache")
-    except (OSError, RuntimeError):
+    where = folder("templates")
+    if where is None:
         return None
+    tag = hashlib.sha256(repr((sorted(OPTIONS.items()), AUTOESCAPED, jinja2.__version__)).encode()).hexdigest()[:12]
+    return Cache(str(where), pattern=f"__ecarte_report_{tag}_%s.cache")
 
 
 def register_filters(env: Environment) -> None:
