@@ -7,6 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
@@ -50,8 +51,8 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     low = profile.min_stake_cents
-    montant, montant_ok = ints(m["montant_cents"])
-    restitue, restitue_ok = ints(m["restitue_cents"])
+    montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
+    restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
     cases = (
         ("below_min", "montant_cents", montant_ok & (montant < low), lambda r: Cents(low)),
         ("restitue_negative", "restitue_cents", restitue_ok & (restitue < 0), lambda r: Cents(0)),
@@ -81,7 +82,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     reg = register(carnet)
     st = stakes(carnet)
     m = carnet.df("mises")
-    fiche, fiche_ok = ints(m["fiche"])
+    fiche, fiche_ok = ints_of(carnet, "mises", "fiche")
     row = m["_row"].to_numpy()
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     sel = np.flatnonzero(st.in_coups & fiche_ok)
@@ -104,7 +105,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     if "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    day_seance, day_ok = ints(s["seance"])
+    day_seance, day_ok = ints_of(carnet, "seances", "seance")
     days = s["date"].to_numpy()
     dated = np.flatnonzero(day_ok & present(s["date"]))
     dated = dated[first_each(day_seance[dated])]
@@ -210,8 +211,8 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     p = play_order(carnet)
     c = carnet.df("coups")
-    a, a_ok = (x[p.at] for x in ints(c["joueur_a"]))
-    b, b_ok = (x[p.at] for x in ints(c["joueur_b"]))
+    a, a_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_a"))
+    b, b_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_b"))
     won_a, won_b = is_value(c["gagnant"], "a")[p.at], is_value(c["gagnant"], "b")[p.at]
     chouette = is_value(c["type"], "chouette")[p.at]
 

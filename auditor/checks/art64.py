@@ -7,6 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
@@ -123,7 +124,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                         kind="chouette_negative", expected=Cents(0), found=Cents(int(sur[i])),
                         params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
                                 "sur_chouette_cents": int(sur[i]), "excess_cents": -int(sur[i])})
-    ch, ch_ok = ints(coups["chouette_cents"])
+    ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     for i in at[ch_ok[at] & (sur[at] > ch[at])]:
         yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
                         kind="chouette_over", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
@@ -142,8 +143,8 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     st = stakes(carnet)
-    montant, montant_ok = ints(m["montant_cents"])
-    restitue, restitue_ok = ints(m["restitue_cents"])
+    montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
+    restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
     readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
     # The stakes of a coup whose amounts cannot be verified are left out.
     unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
@@ -232,7 +233,7 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     early = np.flatnonzero(present(s["date"]) & (days < np.datetime64(row["date_debut"])))
     if len(early):
         # The earliest: by date, then séance (an unreadable one last), then row.
-        number, ok = ints(s["seance"])
+        number, ok = ints_of(carnet, "seances", "seance")
         first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
         early = early[first]
     yield from emit_at(s, early, lambda r: Violation(
@@ -273,7 +274,7 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séances 4 and 5 both dated 2026-03-02.
     """
     s = carnet.df("seances")
-    number, ok = ints(s["seance"])
+    number, ok = ints_of(carnet, "seances", "seance")
     at = np.flatnonzero(ok)
     first = np.zeros(len(at), dtype=bool)
     first[first_each(number[at])] = True

@@ -6,6 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import coup_of, emit_at, rows_of, seance_of
@@ -118,7 +119,7 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     coups = carnet.df("coups")
     v = amount_arrays(carnet)
     held_a, sur = v["held_a"][0], v["sur_chouette"][0]
-    ch, ch_ok = ints(coups["chouette_cents"])
+    ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     at = verifiable_at(carnet, "chouette")
     rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
@@ -138,7 +139,7 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     """
     coups = carnet.df("coups")
     held_a = amount_arrays(carnet)["held_a"][0]
-    out, out_ok = ints(coups["en_dehors_cents"])
+    out, out_ok = ints_of(carnet, "coups", "en_dehors_cents")
     at = verifiable_at(carnet, "chouette")
     rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for i in at[out_ok[at] & (out[at] != held_a[at])]:
