@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _resident_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
@@ -57,11 +61,14 @@ def main() -> None:
     stage("normalise", clock() - t)
     # Time each rule by wrapping the registered functions for this run.
     spent: dict[str, float] = {}
+    raised: dict[str, float] = {}   # MB by which a rule raised the process's peak
     for code, spec in checks.registered().items():
         def timed(c, p, _f=spec.func, _code=code):
-            t0 = clock()
+            t0, peak0 = clock(), _peak_mb()
             out = list(_f(c, p))
             spent[_code] = spent.get(_code, 0.0) + clock() - t0
+            if _peak_mb() > peak0:
+                raised[_code] = raised.get(_code, 0.0) + _peak_mb() - peak0
             return out
         object.__setattr__(spec, "func", timed)
     t = clock()
@@ -82,6 +89,9 @@ def main() -> None:
     print("\nslowest rules:")
     for code, secs in sorted(spent.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"  {code:<10} {secs:7.3f} s")
+    print("\nrules that raised the peak (in the order they ran, which is the catalogue's):")
+    for code, mb in raised.items():
+        print(f"  {code:<10} +{mb:5.0f} MB")
 
 
 if __name__ == "__main__":
