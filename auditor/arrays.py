@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.carnet import Carnet
+from auditor.frames import ints
 
 NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
 
@@ -25,6 +26,23 @@ def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
     got = memo.get((table, name))
     if got is None or got[0] is not df:
         got = memo[(table, name)] = (df, df[name].to_numpy(dtype=np.int64, na_value=NA_INT))
+    return got[1]
+
+
+def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """`frames.ints` of column `name` of `table`, fetched once per carnet: the
+    rules and derived facts ask for the same key and amount columns dozens of
+    times, and each fetch of a frame's column costs pandas a new Series. The
+    arrays are shared, so they are read-only (a rule that wrote in one would
+    raise, never change another rule's input)."""
+    df = carnet.tables[table].df
+    memo = carnet.__dict__.setdefault("_ints", {})
+    got = memo.get((table, name))
+    if got is None or got[0] is not df:
+        values, ok = ints(df[name])
+        for a in (values, ok):
+            a.flags.writeable = False
+        got = memo[(table, name)] = (df, (values, ok))
     return got[1]
 
 

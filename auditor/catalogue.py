@@ -16,6 +16,7 @@ from pathlib import Path
 
 from auditor.model import Severity
 from auditor.money import Levy
+from auditor.user_cache import toml_loads
 
 CODE_PATTERN = re.compile(r"^EC\d{2,3}-\d{2}$")
 LANGS = ("fr", "en")
@@ -160,13 +161,15 @@ class Profile:
         return {"name": self.name, "levy_rate": self.levy_rate, "tie_rounding": self.tie_rounding}
 
 
-def _read_toml(node) -> dict:
-    return tomllib.loads(node.read_text(encoding="utf-8"))
+def _read_toml(node, shipped: bool = True) -> dict:
+    """A TOML file as a dict; the package's own files parsed once per user (`user_cache`)."""
+    text = node.read_text(encoding="utf-8")
+    return toml_loads(text) if shipped else tomllib.loads(text)
 
 
 def load_profile(path: str | Path | None = None, **overrides) -> Profile:
     """The regulation profile (the shipped `profile.toml`, or `path`), with `overrides`."""
-    data = _read_toml(Path(path) if path else rules_root().joinpath("profile.toml"))
+    data = _read_toml(Path(path), shipped=False) if path else _read_toml(rules_root().joinpath("profile.toml"))
     data.update(overrides)
     data["ticket_values_cents"] = tuple(int(v) for v in data["ticket_values_cents"])
     return Profile(**data)

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import lru_cache
 from importlib import resources
 from typing import Mapping
+
+from auditor.user_cache import toml_loads
 
 LANGS = ("fr", "en")
 
@@ -18,7 +19,7 @@ def labels(lang: str) -> dict[str, str]:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}")
     text = resources.files("auditor").joinpath("templates", "i18n", f"{lang}.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return toml_loads(text)   # parsed once per user (auditor.user_cache)
 
 
 def label(key: str, lang: str) -> str:
@@ -60,7 +61,7 @@ def _cli_file(lang: str) -> dict:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}")
     text = resources.files("auditor").joinpath("templates", "i18n", f"cli.{lang}.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return toml_loads(text)   # parsed once per user (auditor.user_cache)
 
 
 @lru_cache(maxsize=None)

@@ -231,7 +231,13 @@ class Levy:
         """bounds() over a column (Int64; <NA> stays <NA>), in numpy int64."""
         x = x.astype("Int64")
         mask = x.isna().to_numpy()
-        n = x.to_numpy(dtype=np.int64, na_value=0) * self.num
+        lo, hi = self.bounds_array(x.to_numpy(dtype=np.int64, na_value=0))
+        return (pd.Series(pd.arrays.IntegerArray(lo, mask.copy()), index=x.index),
+                pd.Series(pd.arrays.IntegerArray(hi, mask.copy()), index=x.index))
+
+    def bounds_array(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """bounds() over an int64 array of cents (every value known), integers only."""
+        n = x * self.num
         d = self.den * self.step
         q, r = np.divmod(n, d)
         below, tie = 2 * r < d, 2 * r == d
@@ -241,8 +247,7 @@ class Levy:
             lo = np.where(tie, q + 1, lo)
         elif self.tie == "down":
             hi = np.where(tie, q, hi)
-        return (pd.Series(pd.arrays.IntegerArray(lo * self.step, mask.copy()), index=x.index),
-                pd.Series(pd.arrays.IntegerArray(hi * self.step, mask.copy()), index=x.index))
+        return lo * self.step, hi * self.step
 
 
 def accepted(recorded: pd.Series, lo: pd.Series, hi: pd.Series, step: int) -> pd.Series:

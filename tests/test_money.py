@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
@@ -96,3 +97,13 @@ def test_format_cents():
     assert format_cents(123450) == "1\u202f234,50\u00a0€"
     assert format_cents(-5, "en") == "-€0.05"
     assert format_cents(None) == ""
+
+
+@pytest.mark.parametrize("tie", ["up", "down", "either"])
+def test_levy_bounds_array_is_bounds_cell_by_cell(tie):
+    """The derived levy reads the bounds of whole columns from `bounds_array`:
+    the same integers as `bounds` on each amount, ties and large sums included."""
+    L = Levy("0.05", 10, tie)
+    amounts = [0, 1, 99, 100, 199, 200, 300, 301, 1_000_000, 2**53 + 300, -100, -300]
+    lo, hi = L.bounds_array(np.array(amounts, dtype=np.int64))
+    assert [(int(a), int(b)) for a, b in zip(lo, hi)] == [L.bounds(x) for x in amounts]

@@ -7,9 +7,10 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import play_order
 from auditor.derived.fiches import holders, register
@@ -35,7 +36,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
         hit = np.flatnonzero(ok & (value % step != 0))
         if not len(hit):
             continue
-        yield from emit(m.iloc[hit], lambda r, f=field: Violation(
+        yield from emit_at(m, hit, lambda r, f=field: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
@@ -50,8 +51,8 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     low = profile.min_stake_cents
-    montant, montant_ok = ints(m["montant_cents"])
-    restitue, restitue_ok = ints(m["restitue_cents"])
+    montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
+    restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
     cases = (
         ("below_min", "montant_cents", montant_ok & (montant < low), lambda r: Cents(low)),
         ("restitue_negative", "restitue_cents", restitue_ok & (restitue < 0), lambda r: Cents(0)),
@@ -61,7 +62,7 @@ def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violat
     for kind, field, mask, expected in cases:
         if not mask.any():
             continue
-        yield from emit(m.iloc[np.flatnonzero(mask)], lambda r, k=kind, f=field, e=expected: Violation(
+        yield from emit_at(m, np.flatnonzero(mask), lambda r, k=kind, f=field, e=expected: Violation(
             table="mises", row=r["_row"], column=f, seance=r["seance"], coup=r["coup"], rang=r["rang"],
             expected=e(r), found=Cents(r[f]), kind=k,
             params={"amount_cents": r[f], "montant_cents": r["montant_cents"], "min_cents": low}))
@@ -81,7 +82,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     reg = register(carnet)
     st = stakes(carnet)
     m = carnet.df("mises")
-    fiche, fiche_ok = ints(m["fiche"])
+    fiche, fiche_ok = ints_of(carnet, "mises", "fiche")
     row = m["_row"].to_numpy()
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     sel = np.flatnonzero(st.in_coups & fiche_ok)
@@ -104,7 +105,7 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     if "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    day_seance, day_ok = ints(s["seance"])
+    day_seance, day_ok = ints_of(carnet, "seances", "seance")
     days = s["date"].to_numpy()
     dated = np.flatnonzero(day_ok & present(s["date"]))
     dated = dated[first_each(day_seance[dated])]
@@ -210,8 +211,8 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     p = play_order(carnet)
     c = carnet.df("coups")
-    a, a_ok = (x[p.at] for x in ints(c["joueur_a"]))
-    b, b_ok = (x[p.at] for x in ints(c["joueur_b"]))
+    a, a_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_a"))
+    b, b_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_b"))
     won_a, won_b = is_value(c["gagnant"], "a")[p.at], is_value(c["gagnant"], "b")[p.at]
     chouette = is_value(c["type"], "chouette")[p.at]
 

@@ -7,9 +7,10 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
 from auditor.frames import first_each, ints, is_value, present
 from auditor.checks._util import coup_of, rows_of, seance_of
@@ -123,7 +124,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                         kind="chouette_negative", expected=Cents(0), found=Cents(int(sur[i])),
                         params={"held_a_cents": int(a[i]), "held_b_cents": int(b[i]),
                                 "sur_chouette_cents": int(sur[i]), "excess_cents": -int(sur[i])})
-    ch, ch_ok = ints(coups["chouette_cents"])
+    ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     for i in at[ch_ok[at] & (sur[at] > ch[at])]:
         yield Violation(table="coups", row=int(rows[i]), column=None, seance=int(seance[i]), coup=int(coup[i]),
                         kind="chouette_over", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
@@ -142,8 +143,8 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     """
     m = carnet.df("mises")
     st = stakes(carnet)
-    montant, montant_ok = ints(m["montant_cents"])
-    restitue, restitue_ok = ints(m["restitue_cents"])
+    montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
+    restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
     readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
     # The stakes of a coup whose amounts cannot be verified are left out.
     unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
@@ -193,7 +194,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     late = np.flatnonzero(late)     # few: the first of each (coup, side) taken among them alone
     group = (np.searchsorted(starts, late, side="right") - 1) * 2 + on_b[late]
     late = by_rank[late[first_each(group)]]
-    yield from emit(m.iloc[m_at[late]], lambda r: Violation(
+    yield from emit_at(m, m_at[late], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
@@ -204,7 +205,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
         coup_start = np.r_[True, rc[1:] != rc[:-1]]
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
-        yield from emit(m.iloc[m_at[first]], lambda r: Violation(
+        yield from emit_at(m, m_at[first], lambda r: Violation(
             table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
             rang=r["rang"], kind="both_sides", found=Cents(r["restitue_cents"])))
 
@@ -232,10 +233,10 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     early = np.flatnonzero(present(s["date"]) & (days < np.datetime64(row["date_debut"])))
     if len(early):
         # The earliest: by date, then séance (an unreadable one last), then row.
-        number, ok = ints(s["seance"])
+        number, ok = ints_of(carnet, "seances", "seance")
         first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
         early = early[first]
-    yield from emit(s.iloc[early], lambda r: Violation(
+    yield from emit_at(s, early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
         expected=Day.of(row["date_debut"]), found=Day.of(r["date"]),
         params={"date": Day.of(r["date"]), "date_debut": Day.of(row["date_debut"])}))
@@ -254,11 +255,11 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     missing = ~stamp
     if missing.any():
         missing &= ~carnet.unreadable_cells("seances", "timbre").to_numpy()
-    yield from emit(s.iloc[np.flatnonzero(missing)], lambda r: Violation(
+    yield from emit_at(s, np.flatnonzero(missing), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
     wrong = stamp & day & (s["timbre"].to_numpy() != s["date"].to_numpy())
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
+    yield from emit_at(s, np.flatnonzero(wrong), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
         expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
         params={"date": Day.of(r["date"]), "timbre": Day.of(r["timbre"])}))
@@ -273,7 +274,7 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Compliant: séances 4 and 5 both dated 2026-03-02.
     """
     s = carnet.df("seances")
-    number, ok = ints(s["seance"])
+    number, ok = ints_of(carnet, "seances", "seance")
     at = np.flatnonzero(ok)
     first = np.zeros(len(at), dtype=bool)
     first[first_each(number[at])] = True
@@ -304,5 +305,5 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     a = coup_amounts(carnet)
     hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
-    yield from emit(a.iloc[np.flatnonzero(hit)], lambda r: Violation(
+    yield from emit_at(a, np.flatnonzero(hit), lambda r: Violation(
         table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))

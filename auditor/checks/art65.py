@@ -6,9 +6,10 @@ from typing import Iterator
 
 import numpy as np
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import coup_of, emit, rows_of, seance_of
+from auditor.checks._util import coup_of, emit_at, rows_of, seance_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import chouette_state
 from auditor.frames import ints, is_value, present, py
@@ -70,14 +71,14 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     prev_saute = s["prev_saute"].array
     not_after = remise & ~prev_saute.to_numpy(dtype=bool, na_value=True)
-    yield from emit(s.iloc[np.flatnonzero(not_after)], lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
+    yield from emit_at(s, np.flatnonzero(not_after), lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
                                                params={"joueur": x["joueur_a"]}))
     second = remise & (s["remises_before"].to_numpy() > 0)
-    yield from emit(s.iloc[np.flatnonzero(second)], lambda x: _coup(x, "evenement", "second_remise", found="remise",
+    yield from emit_at(s, np.flatnonzero(second), lambda x: _coup(x, "evenement", "second_remise", found="remise",
                                             params={"joueur": x["joueur_a"]}))
     (ch, ch_ok), (adj, adj_ok) = ints(s["chouette_cents"]), ints(s["adjudicated"])
     amount = remise & ch_ok & adj_ok & (ch != adj)
-    yield from emit(s.iloc[np.flatnonzero(amount)], lambda x: _coup(
+    yield from emit_at(s, np.flatnonzero(amount), lambda x: _coup(
         x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
         params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
 
@@ -99,11 +100,11 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
     auction = after & (s["sautes_upto_prev"].to_numpy() >= 2)
     wrong = auction & ~is_value(s["evenement"], "adjudication")
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: _coup(
+    yield from emit_at(s, np.flatnonzero(wrong), lambda r: _coup(
         r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
         params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
     silent = after & ~present(s["evenement"]) & ~auction
-    yield from emit(s.iloc[np.flatnonzero(silent)], lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
+    yield from emit_at(s, np.flatnonzero(silent), lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
                                             found="", params={"saute_coup": r["prev_coup"]}))
 
 
@@ -118,7 +119,7 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     coups = carnet.df("coups")
     v = amount_arrays(carnet)
     held_a, sur = v["held_a"][0], v["sur_chouette"][0]
-    ch, ch_ok = ints(coups["chouette_cents"])
+    ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     at = verifiable_at(carnet, "chouette")
     rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
@@ -138,7 +139,7 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     """
     coups = carnet.df("coups")
     held_a = amount_arrays(carnet)["held_a"][0]
-    out, out_ok = ints(coups["en_dehors_cents"])
+    out, out_ok = ints_of(carnet, "coups", "en_dehors_cents")
     at = verifiable_at(carnet, "chouette")
     rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
     for i in at[out_ok[at] & (out[at] != held_a[at])]:

@@ -8,8 +8,8 @@ import numpy as np
 
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import emit
-from auditor.derived.levy import chouette_levy, simple_levy
+from auditor.checks._util import emit_at, records
+from auditor.derived.levy import NA, chouette_levy, simple_levy
 from auditor.frames import ints, is_value
 from auditor.model import Cents, Violation
 from auditor.registry import check
@@ -30,17 +30,22 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: 0,50 € on 10,00 €; 0,10 € on 1,00 € (the tie rounds up).
     """
     s = simple_levy(carnet, profile)
-    recorded, ok = ints(s["prelevement_cents"])
-    wrong = ok & ~_accepted(recorded, ints(s["lo"])[0], ints(s["hi"])[0], profile.levy_step_cents)
-    yield from emit(s.iloc[np.flatnonzero(wrong)], lambda r: Violation(
-        table="coups", row=r["_row"], column="prelevement_cents", seance=r["seance"], coup=r["coup"],
-        kind="avant", expected=Cents(r["hi"]), found=Cents(r["prelevement_cents"]),
-        impact_cents=r["hi"] - r["prelevement_cents"],
-        params={"mass_cents": r["mass"], "side": r["gagnant"]}))
+    c = carnet.df("coups")
+    recorded, ok = ints(c["prelevement_cents"])
+    recorded, ok = recorded[s.at], ok[s.at]
+    wrong = np.flatnonzero(ok & ~_accepted(recorded, s.lo, s.hi, profile.levy_step_cents))
+    # Rows of the coups cut only for the coups reported (usually none).
+    for k, r in zip(wrong, records(c.iloc[s.at[wrong]]) if len(wrong) else ()):
+        hi, mass = int(s.hi[k]), int(s.mass[k])
+        yield Violation(
+            table="coups", row=r["_row"], column="prelevement_cents", seance=r["seance"], coup=r["coup"],
+            kind="avant", expected=Cents(hi), found=Cents(r["prelevement_cents"]),
+            impact_cents=hi - r["prelevement_cents"],
+            params={"mass_cents": mass, "side": r["gagnant"]})
     c = carnet.df("coups")
     after, after_ok = ints(c["prelevement_apres_cents"])
     apres = is_value(c["type"], "simple") & after_ok & (after != 0)
-    yield from emit(c.iloc[np.flatnonzero(apres)], lambda r: Violation(
+    yield from emit_at(c, np.flatnonzero(apres), lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_apres_cents", seance=r["seance"], coup=r["coup"],
         kind="apres", expected=Cents(0), found=Cents(r["prelevement_apres_cents"]),
         impact_cents=-r["prelevement_apres_cents"]))
@@ -57,15 +62,24 @@ def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     Compliant: 5,00 € at the adjudication of 100 €, then 0 before the deal and 5 % of the pontes' gains after.
     """
     ch = chouette_levy(carnet, profile)
+    c = carnet.df("coups")
     step = profile.levy_step_cents
     for phase, column in (("avant", "prelevement_cents"), ("apres", "prelevement_apres_cents")):
-        lo, hi = f"lo_{phase}", f"hi_{phase}"
-        recorded, ok = ints(ch[column])
-        low, high = ints(ch[lo]), ints(ch[hi])
-        wrong = ok & high[1] & ~_accepted(recorded, low[0], high[0], step)
-        yield from emit(ch.iloc[np.flatnonzero(wrong)], lambda r, p=phase, col=column, h=hi: Violation(
-            table="coups", row=r["_row"], column=col, seance=r["seance"], coup=r["coup"],
-            kind=p if p == "apres" or r["evenement"] is None else f"avant_{r['evenement']}",
-            expected=Cents(r[h]), found=Cents(r[col]), impact_cents=r[h] - r[col],
-            params={"held_a_cents": r["held_a"], "sur_chouette_cents": r["sur_chouette"],
-                    "chouette_cents": r["chouette_cents"], "side": r["gagnant"]}))
+        recorded, ok = ints(c[column])
+        recorded, ok = recorded[ch.at], ok[ch.at]
+        lo, hi = ch.lo[phase], ch.hi[phase]
+        known = hi != NA
+        wrong = np.flatnonzero(ok & known & ~_accepted(recorded, np.where(known, lo, 0), np.where(known, hi, 0), step))
+        for k, r in zip(wrong, records(c.iloc[ch.at[wrong]]) if len(wrong) else ()):
+            expected = int(hi[k])
+            yield Violation(
+                table="coups", row=r["_row"], column=column, seance=r["seance"], coup=r["coup"],
+                kind=phase if phase == "apres" or r["evenement"] is None else f"avant_{r['evenement']}",
+                expected=Cents(expected), found=Cents(r[column]), impact_cents=expected - r[column],
+                params={"held_a_cents": _known(ch.held_a[k]), "sur_chouette_cents": _known(ch.sur_chouette[k]),
+                        "chouette_cents": r["chouette_cents"], "side": r["gagnant"]})
+
+
+def _known(value) -> int | None:
+    """An int64 amount of the derived levy as a Python int, None where unknown."""
+    return None if value == NA else int(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from dataclasses import dataclass
@@ -17,8 +18,8 @@ from auditor.frames import group_sums, ints, is_value, lookup, pair_codes, prese
 def repeated_coups(carnet: Carnet) -> pd.Series:
     """Rows of `coups` whose (séance, coup) is written on more than one row."""
     c = carnet.df("coups")
-    seance, s_ok = ints(c["seance"])
-    coup, c_ok = ints(c["coup"])
+    seance, s_ok = ints_of(carnet, "coups", "seance")
+    coup, c_ok = ints_of(carnet, "coups", "coup")
     known = np.flatnonzero(s_ok & c_ok)
     out = np.zeros(len(c), dtype=bool)
     if len(known):
@@ -48,18 +49,18 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     coups = carnet.df("coups")
     n = len(coups)
     chouette = is_value(coups["type"], "chouette")
-    total_a, total_a_ok = ints(coups["total_a_cents"])
-    out_a, out_a_ok = ints(coups["en_dehors_cents"])
+    total_a, total_a_ok = ints_of(carnet, "coups", "total_a_cents")
+    out_a, out_a_ok = ints_of(carnet, "coups", "en_dehors_cents")
     recorded_a = np.where(chouette, out_a, total_a), np.where(chouette, out_a_ok, total_a_ok)
-    recorded_b = ints(coups["total_b_cents"])
+    recorded_b = ints_of(carnet, "coups", "total_b_cents")
     held_a = held_b = np.zeros(n, dtype=np.int64)
     found = unverifiable = np.zeros(n, dtype=bool)
     n_mises = np.zeros(n, dtype=np.int64)
     if "mises" in carnet.tables:
         m = carnet.df("mises")
         st = stakes(carnet)
-        montant, montant_ok = ints(m["montant_cents"])
-        restitue, restitue_ok = ints(m["restitue_cents"])
+        montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
+        restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
         side = m["cote"]
         bad = ~montant_ok | ~restitue_ok | ~present(side)
         held = np.where(bad, 0, montant - restitue)
@@ -135,12 +136,12 @@ class Stakes:
 def stakes(carnet: Carnet) -> Stakes:
     """The stakes' keys, as numpy arrays, and whether their coup is in `coups`."""
     m = carnet.df("mises")
-    seance, s_ok = ints(m["seance"])
-    coup, c_ok = ints(m["coup"])
-    rang, r_ok = ints(m["rang"])
+    seance, s_ok = ints_of(carnet, "mises", "seance")
+    coup, c_ok = ints_of(carnet, "mises", "coup")
+    rang, r_ok = ints_of(carnet, "mises", "rang")
     c = carnet.df("coups")
-    c_seance, cs_ok = ints(c["seance"])
-    c_coup, cc_ok = ints(c["coup"])
+    c_seance, cs_ok = ints_of(carnet, "coups", "seance")
+    c_coup, cc_ok = ints_of(carnet, "coups", "coup")
     known = cs_ok & cc_ok
     keyed = s_ok & c_ok
     # Unreadable keys take 0: their code is never read (the `*_ok` masks say so).

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
@@ -47,8 +48,8 @@ class Play:
 def play_order(carnet: Carnet) -> Play:
     """The order of play, as numpy arrays (`Play`)."""
     c = carnet.df("coups")
-    seance, s_ok = ints(c["seance"])
-    coup, c_ok = ints(c["coup"])
+    seance, s_ok = ints_of(carnet, "coups", "seance")
+    coup, c_ok = ints_of(carnet, "coups", "coup")
     at = np.flatnonzero(s_ok & c_ok)
     seance, coup = seance[at], coup[at]
     key = pair_codes((seance, coup))[0]
@@ -81,7 +82,7 @@ def chouette_state(carnet: Carnet) -> pd.DataFrame:
     coups = carnet.df("coups")
     is_chouette = is_value(coups["type"], "chouette")[p.at]
     prev_chouette = np.r_[False, is_chouette[:-1]] & ~p.new_seance
-    a, a_ok = ints(coups["joueur_a"])
+    a, a_ok = ints_of(carnet, "coups", "joueur_a")
     a, a_ok = a[p.at], a_ok[p.at]
     # An unreadable joueur_a continues the run: breaking it would invent a missing adjudication.
     changed = ~p.new_seance & a_ok & np.r_[False, a_ok[:-1]] & (a != np.r_[0, a[:-1]])
@@ -95,7 +96,7 @@ def chouette_state(carnet: Carnet) -> pd.DataFrame:
     adjudication = is_value(event, "adjudication")[at]
     segment = np.cumsum(run_start | adjudication) - 1
     # An adjudication can only open a segment, so the segment's one candidate is its first coup.
-    chouette, chouette_ok = ints(coups["chouette_cents"])
+    chouette, chouette_ok = ints_of(carnet, "coups", "chouette_cents")
     chouette, chouette_ok = chouette[at], chouette_ok[at]
     seg_first = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]]) if n else np.zeros(0, dtype=np.int64)
     of_segment = segment - segment[0] if n else segment

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from auditor.arrays import ints_of
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from auditor.derived.chouette import play_order
@@ -44,8 +45,8 @@ class Register:
 def register(carnet: Carnet) -> Register:
     """The fiche register, as numpy arrays."""
     f = carnet.df("fiches")
-    seance, s_ok = ints(f["seance"])
-    fiche, f_ok = ints(f["fiche"])
+    seance, s_ok = ints_of(carnet, "fiches", "seance")
+    fiche, f_ok = ints_of(carnet, "fiches", "fiche")
     readable = s_ok & f_ok
     uncertain = np.unique(seance[~readable & s_ok])
     at = np.flatnonzero(readable)
@@ -75,8 +76,8 @@ def holders(carnet: Carnet) -> Holders:
     """Who holds the cards at each coup, as numpy arrays."""
     p = play_order(carnet)
     c = carnet.df("coups")
-    a, a_ok = ints(c["joueur_a"])
-    b, b_ok = ints(c["joueur_b"])
+    a, a_ok = ints_of(carnet, "coups", "joueur_a")
+    b, b_ok = ints_of(carnet, "coups", "joueur_b")
     chouette = is_value(c["type"], "chouette")[p.at]
     known = present(c["type"])[p.at]
     n = len(p.at)

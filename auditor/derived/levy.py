@@ -3,6 +3,8 @@ profile: the rules compare it with what was recorded, the summary totals it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -35,10 +37,10 @@ def _unreadable(carnet: Carnet, table: str, field: str) -> np.ndarray:
 
 def _bounds(profile: Profile, *amounts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """The levy's accepted bounds of each amount array (NA stays NA), in one
-    call of `Levy.bounds_series` for all of them (its fixed cost paid once)."""
+    call of `Levy.bounds_array` for all of them."""
     values = np.concatenate(amounts)
-    x = pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA))
-    lo, hi = (_ints(b) for b in profile.levy.bounds_series(x))
+    missing = values == NA
+    lo, hi = (np.where(missing, NA, b) for b in profile.levy.bounds_array(np.where(missing, 0, values)))
     cuts = np.cumsum([len(v) for v in amounts])[:-1]
     return list(zip(np.split(lo, cuts), np.split(hi, cuts)))
 
@@ -48,13 +50,39 @@ def _int64(values: np.ndarray, index: pd.Index) -> pd.Series:
     return pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA), index=index)
 
 
+@dataclass(frozen=True)
+class SimpleLevy:
+    """Expected levy of the verifiable simple coups: `at`, their positions in
+    `coups` (row order); `mass`, the winning side's mass; `lo`, `hi`, the
+    accepted range (int64 cents, every one known)."""
+
+    at: np.ndarray
+    mass: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+@dataclass(frozen=True)
+class ChouetteLevy:
+    """Expected levies of the verifiable chouette coups: `at`, their positions
+    in `coups` (row order); `held_a` and `sur_chouette`, the levy basis; `lo`
+    and `hi`, the accepted range per phase (`avant`, `apres`). int64 cents,
+    NA where unknown."""
+
+    at: np.ndarray
+    held_a: np.ndarray
+    sur_chouette: np.ndarray
+    lo: dict[str, np.ndarray]
+    hi: dict[str, np.ndarray]
+
+
 @per_carnet
-def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
+def simple_levy(carnet: Carnet, profile: Profile) -> SimpleLevy:
     """Expected levy of each verifiable simple coup: L(mass of the winning side).
 
     The mass comes from the stakes, or from the recorded total when the coup
-    has no stake row (`coup_amounts` levy basis). Columns: lo, hi
-    (accepted range), mass, plus the coup's.
+    has no stake row (`coup_amounts` levy basis). Arrays, not a frame: the
+    rule cuts the coups' rows only for the coups it reports.
     """
     c = carnet.df("coups")
     a = coup_amounts(carnet)
@@ -65,20 +93,18 @@ def simple_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     at = np.flatnonzero(ok & (mass != NA))
     mass = mass[at]
     [(lo, hi)] = _bounds(profile, mass)
-    index = c.index[at]
-    return c.iloc[at].assign(mass=_int64(mass, index), lo=_int64(lo, index), hi=_int64(hi, index))
+    return SimpleLevy(at, mass, lo, hi)
 
 
 @per_carnet
-def chouette_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
+def chouette_levy(carnet: Carnet, profile: Profile) -> ChouetteLevy:
     """Expected levies of each verifiable chouette coup, per phase.
 
     avant: L(held(a)) + L(chouette) at an adjudication or a remise (each
     component rounded on its own); apres: L(sur_chouette) when the pontes
     (side b) win, else 0. Amounts are the levy basis of
     `coup_amounts` (stakes, or recorded totals for a coup without
-    stake rows). Columns lo_avant/hi_avant and lo_apres/hi_apres are <NA>
-    where that phase cannot be computed.
+    stake rows). A phase's range is NA where it cannot be computed.
     """
     c = carnet.df("coups")
     a = coup_amounts(carnet)
@@ -98,11 +124,8 @@ def chouette_levy(carnet: Carnet, profile: Profile) -> pd.DataFrame:
     def avant(out: np.ndarray, ch: np.ndarray) -> np.ndarray:
         return np.where((out == NA) | (ch == NA) | ~known_event, NA, out + ch)
 
-    index = c.index[at]
-    return c.iloc[at].assign(held_a=a["levy_held_a"].iloc[at], sur_chouette=a["levy_sur_chouette"].iloc[at],
-                             lo_avant=_int64(avant(lo_out, lo_ch), index),
-                             hi_avant=_int64(avant(hi_out, hi_ch), index),
-                             lo_apres=_int64(lo_apres, index), hi_apres=_int64(hi_apres, index))
+    return ChouetteLevy(at, held_a, sur, lo={"avant": avant(lo_out, lo_ch), "apres": lo_apres},
+                        hi={"avant": avant(hi_out, hi_ch), "apres": hi_apres})
 
 
 def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
@@ -118,15 +141,12 @@ def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
     recorded = int(avant.sum() + apres.sum())
     expected_avant, expected_apres = avant.copy(), apres.copy()
     s = simple_levy(carnet, profile)
-    at = c.index.get_indexer(s.index)
-    # An expected levy left unknown counts for nothing (as <NA> in a sum), and so does its coup.
-    hi = s["hi"].to_numpy(dtype=np.int64, na_value=0)
-    expected_avant[at] = hi
-    expected_apres[at] = 0  # a simple coup owes nothing after the result
+    expected_avant[s.at] = s.hi
+    expected_apres[s.at] = 0  # a simple coup owes nothing after the result
     ch = chouette_levy(carnet, profile)
-    at = c.index.get_indexer(ch.index)
+    # An expected levy left unknown counts for nothing (as <NA> in a sum), and so does its coup.
     for phase, expected in (("avant", expected_avant), ("apres", expected_apres)):
-        hi = ch[f"hi_{phase}"]
-        known = hi.notna().to_numpy(bool)
-        expected[at[known]] = hi.to_numpy(dtype=np.int64, na_value=0)[known]
+        hi = ch.hi[phase]
+        known = hi != NA
+        expected[ch.at[known]] = hi[known]
     return int(expected_avant.sum() + expected_apres.sum()), recorded

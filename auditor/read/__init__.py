@@ -11,9 +11,8 @@ from pathlib import Path
 
 from auditor.limits import DEFAULT_LIMITS, Limits
 from auditor.read.columns import ColumnMap, ColumnsFileError, load_columns_file
-from auditor.read.raw import RawCarnet, RawTable, ReadProblem, canonical_name
+from auditor.read.raw import SUFFIXES, RawCarnet, RawTable, ReadProblem, canonical_name
 from auditor.read.csv_folder import read_csv_folder
-from auditor.read.workbook import SUFFIXES, read_workbook
 
 # Every workbook container calamine reads (spec: carnet-format.md, Containers).
 WORKBOOK_SUFFIXES = tuple(SUFFIXES)
@@ -81,6 +80,9 @@ def read_carnet(path: Path, limits: Limits | None = None, columns: ColumnMap | N
     if path.is_dir():
         raw = read_csv_folder(path, limits, table_names(), columns)
     else:
+        # Imported for a workbook only: a batch of CSV folders never pays for it.
+        from auditor.read.workbook import read_workbook
+
         raw = read_workbook(path, limits, table_names(), columns)
     raw.columns_file = columns.as_json() if columns is not None else None
     return raw

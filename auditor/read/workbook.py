@@ -25,13 +25,12 @@ import python_calamine
 
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read.columns import ColumnMap, ambiguity_problems, find_header, is_totals_label
-from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
+from auditor.read.raw import (SUFFIXES, RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, check_workbook
 from auditor.zippkg import Refused
 
 # Suffix → container; what decides is the content (see `container_of`).
-SUFFIXES = {".xlsx": "xlsx", ".xlsm": "xlsx", ".xlsb": "xlsb", ".xls": "xls", ".ods": "ods"}
 # Carnets repeat the same numbers (stakes, séance and coup numbers): their
 # text is formatted once. Bounded, so a hostile sheet cannot grow it forever.
 _NUMBER_TEXT: dict[float, str] = {}

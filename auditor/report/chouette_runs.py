@@ -37,8 +37,9 @@ def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:
     parts: list[str] = []
     first: dict = {}
     # Text only: one pass over the chouette coups (a run starts at the first one), nothing recomputed.
-    for r in s[cols].to_dict("records"):
-        r = {k: py(v) for k, v in r.items()}
+    # Column by column, then row by row: no frame of the columns, no record dicts from pandas.
+    for values in zip(*(s[c].tolist() for c in cols)):
+        r = {k: py(v) for k, v in zip(cols, values)}
         coup, amount = _s(r["coup"]), format_cents(r["chouette_cents"], lang) or "?"
         if r["run_start"]:
             parts, first = [], r

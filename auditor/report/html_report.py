@@ -13,16 +13,58 @@ from auditor.model import AuditResult
 from auditor.money import format_cents
 
 
+# The environment's options: they shape the compiled templates, so they also
+# name the compiled templates' cache (`_bytecode_cache`).
+OPTIONS = dict(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+AUTOESCAPED = ("html", "j2")
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """The jinja2 environment of the report templates (autoescaped, strict)."""
     # The templates are package data, never edited during a run: no stat of every
     # template file at each report to see whether it changed (auto_reload).
     env = Environment(loader=PackageLoader("auditor", "templates"),
-                      autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False)
+                      autoescape=select_autoescape(AUTOESCAPED), undefined=StrictUndefined,
+                      auto_reload=False, bytecode_cache=_bytecode_cache(), **OPTIONS)
     register_filters(env)
     return env
+
+
+def _bytecode_cache():
+    """Compiling the report's templates costs a tenth of a second, as much as
+    the whole audit of a small carnet: each process after the first loads
+    them compiled from the user's cache folder (`auditor.user_cache`). An
+    entry is used only for the same template file with the same text, under
+    the same Python; the options and jinja2's version are in its name. No
+    cache (compile each time) where that folder cannot be had."""
+    import hashlib
+
+    import jinja2
+    from jinja2 import FileSystemBytecodeCache
+
+    from auditor.user_cache import folder
+
+    class Cache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            # jinja2 reads a truncated entry's header with pickle and raises:
+            # a damaged entry (a crash while writing, a disk fault) is compiled afresh.
+            try:
+                super().load_bytecode(bucket)
+            except Exception:
+                bucket.reset()
+
+        def dump_bytecode(self, bucket) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:   # a full or read-only disk: the page is still written
+                pass
+
+    where = folder("templates")
+    if where is None:
+        return None
+    tag = hashlib.sha256(repr((sorted(OPTIONS.items()), AUTOESCAPED, jinja2.__version__)).encode()).hexdigest()[:12]
+    return Cache(str(where), pattern=f"__ecarte_report_{tag}_%s.cache")
 
 
 def register_filters(env: Environment) -> None:
