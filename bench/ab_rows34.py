@@ -5,6 +5,7 @@ medians (`ROUNDS`, default 3).
 
     python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT [MORE_CHECKOUTS...]
     VARIANT=own-tables python bench/ab_rows34.py ...   (each carnet at its own table)
+    VARIANT=casino python bench/ab_rows34.py ...       (carnets as casinos keep them)
 """
 import os
 import resource
@@ -29,8 +30,16 @@ def _own_table(i: int):
 
 
 # VARIANT=own-tables: the same carnets, each at its own table.
-root = generated_batch("small-200-own-tables", 200, _own_table) if os.environ.get("VARIANT") == "own-tables" \
-    else _batch_folder(200)
+# VARIANT=casino: the 200 carnets as casinos keep them (bench_audit.casino_batch, rows 3 and 4 since issue 30).
+variant = os.environ.get("VARIANT")
+if variant == "own-tables":
+    root = generated_batch("small-200-own-tables", 200, _own_table)
+elif variant == "casino":
+    from bench_audit import casino_batch
+
+    root = casino_batch(200)
+else:
+    root = _batch_folder(200)
 PY = sys.executable
 revs = {"before": sys.argv[1], "after": sys.argv[2], **{f"more{i}": p for i, p in enumerate(sys.argv[3:], 1)}}
 for path in revs.values():   # as an installed wheel is: compiled once, not by each process
