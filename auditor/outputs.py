@@ -50,6 +50,9 @@ class CarnetAudit:
     fault: str | None = None       # the audit did not finish: killed, timeout, memory_limit
     pid: int | None = None         # the worker process that audited it
     cached: bool = False
+    # Per séance, its totals as the history keeps them (report/seance_totals.py):
+    # computed here, where the carnet is, in integer cents.
+    seances: list[dict] | None = None
 
     @property
     def worst_own(self) -> Severity | None:
@@ -77,8 +80,19 @@ def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Optio
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
              "carnet": doc["carnet"], "period": period_of(result), "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
-    return CarnetAudit(index, job.id, job.shown, list(result.findings), doc, entry, seance_dates(result.carnet),
-                       report, workbook, facts)
+    dates = seance_dates(result.carnet)
+    return CarnetAudit(index, job.id, job.shown, list(result.findings), doc, entry, dates,
+                       report, workbook, facts, seances=_seance_totals(result, dates))
+
+
+def _seance_totals(result: AuditResult, dates: dict[int, str]) -> list[dict]:
+    """The séances' totals for the history; none for a carnet too damaged to total."""
+    from auditor.report.seance_totals import seance_totals
+
+    try:
+        return seance_totals(result.carnet, result.profile, dates)
+    except Exception:   # noqa: BLE001 — a total the history lacks never stops the audit
+        return []
 
 
 @dataclass
@@ -97,6 +111,7 @@ class Finished:
     pid: int | None = None
     error: object = None           # a write error (WriteError) in a worker, raised by the run
     stamped: dict = field(default_factory=dict)   # findings.json and report.html with their time slots (Stamped)
+    seances: list[dict] | None = None   # per séance, its totals for --history (CarnetAudit.seances)
 
 
 @dataclass(frozen=True)
@@ -218,7 +233,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     rows = baseline.history_rows(kept, compared, audit.seance_dates)
     states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
-    return Finished(files, entry, worst, rows, states, stamped=stamped)
+    return Finished(files, entry, worst, rows, states, stamped=stamped, seances=audit.seances)
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:

@@ -132,7 +132,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     rows = [f.history for f in finished]
     trends = None
     if history is not None:
-        trends = _append_history(history, options, entries, rows)
+        trends = _append_history(history, options, entries, rows, [f.seances for f in finished], baseline)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
                     trends, tables)
@@ -205,15 +205,23 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     return listed, tables
 
 
-def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]]) -> list[dict]:
+def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]],
+                    seances: list[list[dict] | None], baseline=None) -> list[dict]:
     """Append this run to the history folder; the trend per table for index.html."""
     from auditor import __version__, history
     from auditor.errors import UsageError, os_reason
 
     record = {"run_id": history.new_run_id(), "run_at": options.generated_at, "tool_version": __version__,
               "profile": load_profile().as_json().get("name")}
+    # The shared review file's decisions on findings this run did not see
+    # (a vanished carnet's, acknowledged): the history closes them.
+    said = {r["fingerprint"] for carnet in rows for r in carnet}
+    decided = baseline.decided() if baseline is not None else {}
+    reviews = [{"fingerprint": fp, "review_status": r.get("status"), "review_by": r.get("by"),
+                "review_at": r.get("at"), "review_justification": r.get("justification"), "review_stale": None}
+               for fp, r in sorted(decided.items()) if fp not in said]
     try:
-        history.append_run(folder, record, list(zip(entries, rows)))
+        history.append_run(folder, record, list(zip(entries, rows, seances)), reviews)
     except OSError as exc:
         raise UsageError("audit.cannot_write_history", folder=folder, reason=os_reason(exc)) from None
     return history.trends(folder, options.lang)
