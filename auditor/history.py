@@ -86,11 +86,12 @@ def _day(text):
         return None
 
 
-def run_rows(run: dict, carnets: list[tuple], reviews: list[dict] = ()) -> list[dict]:
+def run_rows(run: dict, carnets: list[tuple], reviews: list[dict] = (), known: set[str] = frozenset()) -> list[dict]:
     """The run's rows: `carnets` holds, per carnet, its summary entry, its
     findings' rows (auditor.baseline.history_rows) and its séances' totals
     (report.seance_totals, None when unknown); `reviews`, the decisions on
-    findings this run did not see (an acknowledged `corrige`…)."""
+    findings this run did not see (an acknowledged `corrige`…); `known`, the
+    carnet contents (SHA-256) whose séances the ledger already holds."""
     import datetime as dt
 
     at = dt.datetime.strptime(run["run_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
@@ -116,7 +117,7 @@ def run_rows(run: dict, carnets: list[tuple], reviews: list[dict] = ()) -> list[
             row = {**base, **{k: f.get(k) for k in FINDING_COLUMNS}, "row_kind": kind,
                    "seance_date": _day(f.get("seance_date"))}
             rows.append(row)
-        for t in seances:
+        for t in () if entry.get("sha256") in known else seances:
             rows.append({**base, "row_kind": "seance", "seance": t["seance"], "seance_date": _day(t["seance_date"]),
                          "seance_coups": t["coups"], "seance_winning_mass_cents": t["winning_mass_cents"],
                          "seance_levy_expected_cents": t["levy_expected_cents"],
@@ -135,7 +136,8 @@ def append_run(folder: Path, run: dict, carnets: list[tuple], reviews: list[dict
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(run_rows(run, carnets, reviews), schema=_schema())
+    # A carnet whose content the ledger already holds keeps its séances there: not written again.
+    table = pa.Table.from_pylist(run_rows(run, carnets, reviews, _known_contents(folder)), schema=_schema())
     stamp = run["run_at"].replace("-", "").replace(":", "")
     final = folder / f"run-{stamp}-{run['run_id']}.parquet"
     tmp = folder / f".{final.name}.{os.getpid()}.tmp"
@@ -149,6 +151,20 @@ def append_run(folder: Path, run: dict, carnets: list[tuple], reviews: list[dict
             tmp.unlink()
     compact(folder)
     return final
+
+
+def _known_contents(folder: Path) -> set[str]:
+    """The carnet contents (SHA-256) whose séances the newest ledger holds."""
+    import pyarrow.parquet as pq
+
+    ledgers = _ledgers(folder)
+    if not ledgers:
+        return set()
+    try:
+        column = pq.read_table(ledgers[-1] / "seances.parquet", columns=["carnet_sha256"]).column(0)
+        return set(column.unique().to_pylist())
+    except (OSError, ValueError, KeyError):
+        return set()
 
 
 def new_run_id() -> str:
@@ -170,10 +186,12 @@ def _empty(columns) -> str:
 # The ledger's tables: their columns (types as the run files', plus the spans' own).
 SPAN_COLUMNS = ("fingerprint", "carnet_id", *FINDING_COLUMNS[1:], "first_seq", "last_seq", "first_run_at",
                 "last_run_at", "runs")
+STATE_COLUMNS = (*CARNET_COLUMNS, "first_seq", "last_seq", "first_run_at", "last_run_at")
 LEDGER_TABLES = {
     "runs": RUN_COLUMNS[:4],
-    "audits": ("run_id", "run_at", "seq", *CARNET_COLUMNS),
-    "spans": SPAN_COLUMNS,
+    "audits": ("run_id", "run_at", "carnet_id", "seq"),      # each audit of a carnet, numbered in run order
+    "states": STATE_COLUMNS,                                # a carnet's values over consecutive audits
+    "spans": SPAN_COLUMNS,                                  # a finding's values over consecutive audits
     "seances": ("carnet_sha256", "run_at", "seance", "seance_date", *SEANCE_COLUMNS),
     "reviews": ("fingerprint", "run_at", *REVIEW_COLUMNS),
 }
@@ -221,15 +239,24 @@ def _base(con, folder: Path, runs: list[Path], ledger: Path | None) -> None:
         UNION ALL BY NAME SELECT DISTINCT run_id, run_at, tool_version, profile FROM _raw""")
     carnet = ", ".join(CARNET_COLUMNS)
     # A run file written before the ledger has no `row_kind`: each of its rows carries its carnet.
+    # Its audits are numbered after the ledger's of the same carnet.
     con.execute(f"""
-        CREATE VIEW _audits AS
-        SELECT * FROM _ledger_audits
-        UNION ALL BY NAME
-        SELECT run_id, run_at, {carnet},
-               coalesce((SELECT max(seq) FROM _ledger_audits l WHERE l.carnet_id = r.carnet_id), 0)
-               + row_number() OVER (PARTITION BY carnet_id ORDER BY run_at, run_id) AS seq
+        CREATE VIEW _raw_audits AS
+        SELECT r.*, coalesce(l.seq, 0) + row_number() OVER (PARTITION BY r.carnet_id ORDER BY run_at, run_id) AS seq
         FROM (SELECT DISTINCT ON (run_id, carnet_id) run_id, run_at, {carnet} FROM _raw
-              WHERE row_kind IS NULL OR row_kind = 'carnet') r""")
+              WHERE row_kind IS NULL OR row_kind = 'carnet') r
+        LEFT JOIN (SELECT carnet_id, max(seq) AS seq FROM _ledger_audits
+                   WHERE carnet_id IN (SELECT carnet_id FROM _raw) GROUP BY ALL) l USING (carnet_id)""")
+    con.execute("""
+        CREATE VIEW _audits AS
+        SELECT run_id, run_at, carnet_id, seq FROM _ledger_audits
+        UNION ALL SELECT run_id, run_at, carnet_id, seq FROM _raw_audits""")
+    con.execute(f"""
+        CREATE VIEW _states AS
+        SELECT * FROM _ledger_states
+        UNION ALL BY NAME
+        SELECT {carnet}, seq AS first_seq, seq AS last_seq, run_at AS first_run_at, run_at AS last_run_at
+        FROM _raw_audits""")
     con.execute(f"""
         CREATE VIEW _spans AS
         SELECT * FROM _ledger_spans
@@ -238,16 +265,21 @@ def _base(con, folder: Path, runs: list[Path], ledger: Path | None) -> None:
                f.run_at AS first_run_at, f.run_at AS last_run_at, 1 AS runs
         FROM (SELECT DISTINCT ON (run_id, fingerprint) * FROM _raw
               WHERE fingerprint IS NOT NULL AND (row_kind IS NULL OR row_kind = 'finding')) f
-        JOIN _audits a ON a.run_id = f.run_id AND a.carnet_id = f.carnet_id""")
+        JOIN _raw_audits a ON a.run_id = f.run_id AND a.carnet_id = f.carnet_id""")
     seance = ", ".join(SEANCE_COLUMNS)
+    # The ledger holds each carnet content's séances once; a run file's are
+    # added where the ledger lacks them (the latest run's when several have).
     con.execute(f"""
         CREATE VIEW _seances AS
-        SELECT DISTINCT ON (carnet_sha256, seance) * FROM (
-            SELECT * FROM _ledger_seances
-            UNION ALL BY NAME
-            SELECT coalesce(carnet_sha256, carnet_id) AS carnet_sha256, run_at, seance, seance_date, {seance}
-            FROM _raw WHERE row_kind = 'seance')
-        ORDER BY carnet_sha256, seance, run_at DESC""")
+        SELECT * FROM _ledger_seances
+        UNION ALL BY NAME
+        SELECT * FROM (
+            SELECT DISTINCT ON (carnet_sha256, seance) * FROM (
+                SELECT coalesce(carnet_sha256, carnet_id) AS carnet_sha256, run_at, seance, seance_date, {seance}
+                FROM _raw WHERE row_kind = 'seance')
+            ORDER BY carnet_sha256, seance, run_at DESC) r
+        WHERE NOT EXISTS (SELECT 1 FROM _ledger_seances l
+                          WHERE l.carnet_sha256 = r.carnet_sha256 AND l.seance = r.seance)""")
     review = ", ".join(REVIEW_COLUMNS)
     con.execute(f"""
         CREATE VIEW _reviews AS
@@ -257,20 +289,23 @@ def _base(con, folder: Path, runs: list[Path], ledger: Path | None) -> None:
 
 VIEWS = {
     "runs": """
-        SELECT r.run_id, r.run_at, r.tool_version, r.profile, count(a.carnet_id) AS carnets
-        FROM _runs r LEFT JOIN _audits a USING (run_id) GROUP BY ALL""",
+        SELECT r.run_id, r.run_at, r.tool_version, r.profile, coalesce(a.carnets, 0) AS carnets
+        FROM _runs r LEFT JOIN (SELECT run_id, count(*) AS carnets FROM _audits GROUP BY run_id) a USING (run_id)""",
     "carnets": f"""
-        SELECT carnet_id, carnet_path, carnet_sha256, casino, table_no, date_debut, period_start, period_end,
+        SELECT s.carnet_id, carnet_path, carnet_sha256, casino, table_no, date_debut, period_start, period_end,
                seance_first, seance_first_date, seance_last, seance_last_date, verdict, errors, warnings, info,
                carnet_impact_cents AS impact_cents, levy_expected_cents, levy_recorded_cents, seances, coups,
-               mises, run_id AS last_run_id, run_at AS last_audited_at, first_audited_at, audits
-        FROM (SELECT *, min(run_at) OVER w AS first_audited_at, count(*) OVER w AS audits,
-                     row_number() OVER (PARTITION BY carnet_id ORDER BY seq DESC) AS n
-              FROM _audits WINDOW w AS (PARTITION BY carnet_id))
+               mises, a.run_id AS last_run_id, a.run_at AS last_audited_at, first_audited_at, audits
+        FROM (SELECT *, min(first_run_at) OVER w AS first_audited_at,
+                     sum(last_seq - first_seq + 1) OVER w AS audits,
+                     row_number() OVER (PARTITION BY carnet_id ORDER BY last_seq DESC) AS n
+              FROM _states WINDOW w AS (PARTITION BY carnet_id)) s
+        JOIN _audits a ON a.carnet_id = s.carnet_id AND a.seq = s.last_seq
         WHERE n = 1""",
     "observations": f"""
-        SELECT a.run_id, a.run_at, s.fingerprint, s.carnet_id, a.casino, a.table_no, {_values('s.')}
-        FROM _spans s JOIN _audits a ON a.carnet_id = s.carnet_id AND a.seq BETWEEN s.first_seq AND s.last_seq""",
+        SELECT a.run_id, a.run_at, s.fingerprint, s.carnet_id, c.casino, c.table_no, {_values('s.')}
+        FROM _spans s JOIN _audits a ON a.carnet_id = s.carnet_id AND a.seq BETWEEN s.first_seq AND s.last_seq
+        JOIN _states c ON c.carnet_id = a.carnet_id AND a.seq BETWEEN c.first_seq AND c.last_seq""",
     "seances": """
         SELECT c.carnet_id, c.casino, c.table_no, s.seance, s.seance_date, s.seance_coups AS coups,
                s.seance_winning_mass_cents AS winning_mass_cents,
@@ -291,20 +326,23 @@ FINDINGS = f"""
                arg_max(s, struct_pack(t := last_run_at, q := last_seq)) AS v
         FROM _spans s GROUP BY fingerprint),
     f AS (SELECT l.fingerprint, l.first_seen, l.last_seen, l.seen_runs, l.v.carnet_id AS carnet_id,
-                 l.v.last_seq AS last_seq, a.casino, a.table_no, a.seance_first, a.seance_first_date,
+                 l.v.last_seq AS last_seq, c.casino, c.table_no, c.seance_first, c.seance_first_date,
                  {', '.join(f'l.v."{c}" AS "{c}"' for c in FINDING_COLUMNS[1:])}
-          FROM latest l JOIN _audits a ON a.carnet_id = l.v.carnet_id AND a.seq = l.v.last_seq),
+          FROM latest l JOIN _states c ON c.carnet_id = l.v.carnet_id
+                                      AND l.v.last_seq BETWEEN c.first_seq AND c.last_seq),
     next_audit AS (
         SELECT f.fingerprint, a.run_at AS absent_at FROM f JOIN _audits a
         ON a.carnet_id = f.carnet_id AND a.seq = f.last_seq + 1),
     covers AS (
-        SELECT casino, table_no, seance_first, seance_first_date FROM _audits
-        WHERE seance_first IS NOT NULL GROUP BY ALL HAVING count(DISTINCT carnet_id) > 1),
+        SELECT casino, table_no, seance_first, seance_first_date, carnet_id, max(last_run_at) AS last_run_at
+        FROM _states WHERE seance_first IS NOT NULL GROUP BY ALL),
+    siblings AS (
+        SELECT f.fingerprint, f.last_seen, c.carnet_id FROM f JOIN covers c
+        USING (casino, table_no, seance_first, seance_first_date)
+        WHERE c.carnet_id <> f.carnet_id AND c.last_run_at > f.last_seen),
     renamed AS (
-        SELECT f.fingerprint, min(a.run_at) AS absent_at
-        FROM (SELECT f.* FROM f SEMI JOIN covers c USING (casino, table_no, seance_first, seance_first_date)) f
-        JOIN _audits a USING (casino, table_no, seance_first, seance_first_date)
-        WHERE a.carnet_id <> f.carnet_id AND a.run_at > f.last_seen GROUP BY ALL),
+        SELECT s.fingerprint, min(a.run_at) AS absent_at FROM siblings s JOIN _audits a USING (carnet_id)
+        WHERE a.run_at > s.last_seen GROUP BY ALL),
     reviewed AS (
         SELECT fingerprint, arg_max(r, r.review_at) AS r FROM (
             SELECT fingerprint, {', '.join(REVIEW_COLUMNS)} FROM _spans WHERE review_status IS NOT NULL
@@ -340,6 +378,7 @@ def connect(folder: Path):
     if not runs and not ledgers:
         raise UsageError("history.no_run", folder=folder, pattern=PATTERN)
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")   # the answer alone on stdout
     _base(con, folder, runs, ledgers[-1] if ledgers else None)
     for name, sql in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {sql}")
@@ -366,22 +405,24 @@ def _lock(folder: Path):
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-# The spans, rebuilt from the ledger's spans and the new runs' findings: one
-# span per run of consecutive audits of its carnet with the same values.
-_SEGMENTS = f"""
-    WITH seg AS (
-        SELECT fingerprint, carnet_id, {_values()}, first_seq, last_seq, first_run_at, last_run_at, runs FROM {{spans}}),
-    marked AS (
+def _segments(source: str, keys: tuple[str, ...], values: tuple[str, ...], counted: bool) -> str:
+    """Segments of `source` (keys, values, first/last seq and run time) merged
+    where one follows the other (the next audit of the carnet) with the same
+    values: the spans of a finding, the states of a carnet."""
+    key = ", ".join(keys)
+    vals = ", ".join(f'"{c}"' for c in values)
+    runs = ", CAST(sum(runs) AS BIGINT) AS runs" if counted else ""
+    return f"""
+    WITH marked AS (
         SELECT *, CASE WHEN lag(last_seq) OVER w + 1 = first_seq
-                        AND lag(struct_pack({_values()})) OVER w IS NOT DISTINCT FROM struct_pack({_values()})
+                        AND lag(struct_pack({vals})) OVER w IS NOT DISTINCT FROM struct_pack({vals})
                        THEN 0 ELSE 1 END AS brk
-        FROM seg WINDOW w AS (PARTITION BY fingerprint, carnet_id ORDER BY first_seq)),
-    islands AS (SELECT *, sum(brk) OVER (PARTITION BY fingerprint, carnet_id ORDER BY first_seq) AS island
-                FROM marked)
-    SELECT fingerprint, carnet_id, {', '.join(f'first("{c}" ORDER BY first_seq) AS "{c}"' for c in FINDING_COLUMNS[1:])},
+        FROM {source} WINDOW w AS (PARTITION BY {key} ORDER BY first_seq)),
+    islands AS (SELECT *, sum(brk) OVER (PARTITION BY {key} ORDER BY first_seq) AS island FROM marked)
+    SELECT {key}, {', '.join(f'first("{c}" ORDER BY first_seq) AS "{c}"' for c in values)},
            min(first_seq) AS first_seq, max(last_seq) AS last_seq, min(first_run_at) AS first_run_at,
-           max(last_run_at) AS last_run_at, CAST(sum(runs) AS BIGINT) AS runs
-    FROM islands GROUP BY fingerprint, carnet_id, island"""
+           max(last_run_at) AS last_run_at{runs}
+    FROM islands GROUP BY {key}, island"""
 
 
 def compact(folder: Path) -> Path | None:
@@ -412,7 +453,7 @@ def _fold(folder: Path) -> Path | None:
                                               [latest]).fetchone()[0] > 0
     if late:
         # A run older than the ledger's newest (two runs at once, a clock set
-        # back): every audit renumbered, every span read audit by audit.
+        # back): every audit renumbered, every span and state read audit by audit.
         con.execute("""CREATE TABLE audits AS SELECT * EXCLUDE (seq),
                        row_number() OVER (PARTITION BY carnet_id ORDER BY run_at, run_id) AS seq FROM _audits""")
         con.execute(f"""CREATE TABLE points AS
@@ -420,11 +461,17 @@ def _fold(folder: Path) -> Path | None:
                    b.run_at AS first_run_at, b.run_at AS last_run_at, 1 AS runs
             FROM _spans s JOIN _audits a ON a.carnet_id = s.carnet_id AND a.seq BETWEEN s.first_seq AND s.last_seq
             JOIN audits b ON b.run_id = a.run_id AND b.carnet_id = a.carnet_id""")
-        spans = "points"
+        con.execute(f"""CREATE TABLE state_points AS
+            SELECT {', '.join('s.' + c for c in CARNET_COLUMNS)}, b.seq AS first_seq, b.seq AS last_seq,
+                   b.run_at AS first_run_at, b.run_at AS last_run_at
+            FROM _states s JOIN _audits a ON a.carnet_id = s.carnet_id AND a.seq BETWEEN s.first_seq AND s.last_seq
+            JOIN audits b ON b.run_id = a.run_id AND b.carnet_id = a.carnet_id""")
+        spans, states = "points", "state_points"
     else:
         con.execute("CREATE TABLE audits AS SELECT * FROM _audits")
-        spans = "_spans"
-    con.execute(f"CREATE TABLE spans AS {_SEGMENTS.format(spans=spans)}")
+        spans, states = "_spans", "_states"
+    con.execute(f"CREATE TABLE spans AS {_segments(spans, ('fingerprint', 'carnet_id'), FINDING_COLUMNS[1:], True)}")
+    con.execute(f"CREATE TABLE states AS {_segments(states, ('carnet_id',), CARNET_COLUMNS[1:], False)}")
     con.execute("CREATE TABLE runs AS SELECT DISTINCT * FROM _runs")
     con.execute("CREATE TABLE seances AS SELECT * FROM _seances")
     con.execute("CREATE TABLE reviews AS SELECT DISTINCT * FROM _reviews")
@@ -433,7 +480,8 @@ def _fold(folder: Path) -> Path | None:
     tmp.mkdir()
     try:
         for table, columns in LEDGER_TABLES.items():
-            order = {"audits": "ORDER BY carnet_id, seq", "spans": "ORDER BY fingerprint, first_seq"}.get(table, "")
+            order = {"audits": "ORDER BY carnet_id, seq", "spans": "ORDER BY fingerprint, first_seq",
+                     "states": "ORDER BY carnet_id, first_seq"}.get(table, "")
             target = str(tmp / f"{table}.parquet").replace("'", "''")
             con.execute(f"COPY (SELECT {', '.join(columns)} FROM {table} {order}) TO '{target}' "
                         "(FORMAT parquet, COMPRESSION zstd)")
@@ -508,15 +556,18 @@ def today() -> str:
     return generated_at()[:10]
 
 
-def select(con, severities: tuple[str, ...] | None = None, older_than: int | None = None) -> None:
+def select(con, severities: tuple[str, ...] | None = None, older_than: int | None = None,
+           table: bool = False) -> None:
     """The view `selected`: the findings that --severity and --older-than keep
-    (age counted from the séance's date, not the run's)."""
+    (age counted from the séance's date, not the run's); `table`: computed
+    once, for several questions in a row."""
     where = ["true"]
     if severities:
         where.append("severity IN (" + ", ".join(f"'{s}'" for s in severities) + ")")
     if older_than is not None:
         where.append(f"seance_date <= CAST('{today()}' AS DATE) - INTERVAL {int(older_than)} DAY")
-    con.execute(f"CREATE OR REPLACE VIEW selected AS SELECT * FROM findings WHERE {' AND '.join(where)}")
+    kind = "TEMP TABLE" if table else "VIEW"
+    con.execute(f"CREATE OR REPLACE {kind} selected AS SELECT * FROM findings WHERE {' AND '.join(where)}")
 
 
 def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | None = None,
@@ -539,7 +590,7 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
     for attempt in (1, 2):
         con = connect(folder)
         try:
-            select(con, severities, older_than)
+            select(con, severities, older_than, table=sql is None)
             if sql is not None:
                 try:
                     rel = con.execute(sql)
@@ -590,27 +641,25 @@ def _view_query(view: str, severities, older_than) -> str:
 
 
 def format_table(columns: list[str], rows: list[tuple], lang: str) -> str:
-    """Plain aligned text; columns in cents are shown as money."""
+    """Plain aligned text; columns in cents are shown as money. Built column by
+    column: an open list of tens of thousands of findings prints at once."""
     from auditor.money import format_cents
 
-    def cell(col, v):
-        if v is None:
-            return ""
-        if col.endswith("_cents") and isinstance(v, int):
-            return format_cents(v, lang)
-        return str(v)
-
-    cells = [[cell(c, v) for c, v in zip(columns, row)] for row in rows]
-    shown = [c[:-6] if c.endswith("_cents") else c for c in columns]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(shown)]
-    numeric = [bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
-               for i in range(len(columns))]
-
-    def line(values):
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
-
-    out = [line(shown), line(["-" * w for w in widths])] + [line(r) for r in cells]
-    return "\n".join(out) + "\n"
+    shown, padded = [], []
+    for i, col in enumerate(columns):
+        values = [r[i] for r in rows]
+        money = col.endswith("_cents")
+        texts = [("" if v is None else format_cents(v, lang) if money and isinstance(v, int) else str(v))
+                 for v in values]
+        head = col[:-6] if money else col
+        width = max([len(head), *map(len, texts)])
+        numeric = bool(rows) and all(v is None or isinstance(v, (int, float)) for v in values)
+        shown.append((head, width, numeric))
+        padded.append([t.rjust(width) if numeric else t.ljust(width) for t in texts])
+    head = "  ".join(h.rjust(w) if num else h.ljust(w) for h, w, num in shown).rstrip()
+    rule = "  ".join("-" * w for _, w, _ in shown).rstrip()
+    body = ["  ".join(cells).rstrip() for cells in zip(*padded)] if padded else []
+    return "\n".join([head, rule, *body]) + "\n"
 
 
 def trends(folder: Path, lang: str) -> list[dict]:

@@ -76,7 +76,7 @@ def test_runs_folded_into_one_ledger(year):
     files = sorted(p.name for p in (year / "history").iterdir() if p.name != ".ledger.lock")
     assert len(files) == 1 and files[0].startswith("ledger-"), files
     assert sorted(p.name for p in (year / "history" / files[0]).iterdir()) == [
-        "audits.parquet", "reviews.parquet", "runs.parquet", "seances.parquet", "spans.parquet"]
+        "audits.parquet", "reviews.parquet", "runs.parquet", "seances.parquet", "spans.parquet", "states.parquet"]
 
 
 @pytest.mark.slow
@@ -160,7 +160,9 @@ def test_dask_reads_the_history(year, capsys):
     ledger = next((year / "history").glob("ledger-*"))
     frame = dd.read_parquet(str(ledger / "audits.parquet")).compute()
     assert len(frame) == 48   # 24 carnets × 2 runs
-    assert set(frame["casino"].dropna()) == {"Casino d'Enghien"}
+    states = dd.read_parquet(str(ledger / "states.parquet")).compute()
+    assert set(states["casino"].dropna()) == {"Casino d'Enghien"}
+    assert (states["last_seq"] - states["first_seq"] + 1).sum() == 48
     spans = dd.read_parquet(str(ledger / "spans.parquet")).compute()
     assert spans["fingerprint"].nunique() == int(sql(capsys, year / "history", "SELECT count(*) FROM findings")[0][0])
 
