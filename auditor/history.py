@@ -209,7 +209,8 @@ def _empty_ledger(name: str) -> str:
 
 def _ledgers(folder: Path) -> list[Path]:
     """The complete ledgers, oldest first (a ledger is renamed into place whole)."""
-    return sorted(p for p in folder.glob(LEDGER_PATTERN) if p.is_dir() and (p / "runs.parquet").is_file())
+    return sorted(p for p in folder.glob(LEDGER_PATTERN)
+                  if p.is_dir() and all((p / f"{name}.parquet").is_file() for name in LEDGER_TABLES))
 
 
 def _values(prefix: str = "") -> str:

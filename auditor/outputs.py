@@ -250,11 +250,12 @@ def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> d
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
-                tables: list[dict] | None = None) -> None:
+                tables: list[dict] | None = None, dashboard: str | None = None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
     totals count each of them once. `tables`: per casino and table, its
-    carnets in order and how the rules across its carnets went."""
+    carnets in order and how the rules across its carnets went; `dashboard`:
+    the indicators' page the index links (with --history)."""
     from auditor.report.cross_carnet import SEVERITY_KEYS
 
     cross_findings = cross_findings or []
@@ -286,4 +287,5 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         view = index_view(doc, lang)
         view.series = index_part(entries, lang, trends)
         view.archive = archive_view(doc, lang)
+        view.dashboard = dashboard
         write_atomic(out / "index.html", html_report.render("index.html.j2", view))

@@ -130,12 +130,14 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     entries = [f.entry for f in finished]
     attribute(entries, cross)
     rows = [f.history for f in finished]
-    trends = None
+    trends = dashboard = None
     if history is not None:
         trends = _append_history(history, options, entries, rows, [f.seances for f in finished], baseline)
+        if batch and "html" in (index_formats or options.formats):
+            dashboard = _dashboard(history, out, options)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
-                    trends, tables)
+                    trends, tables, dashboard)
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
 
@@ -225,6 +227,19 @@ def _append_history(folder: Path, options: Options, entries: list[dict], rows: l
     except OSError as exc:
         raise UsageError("audit.cannot_write_history", folder=folder, reason=os_reason(exc)) from None
     return history.trends(folder, options.lang)
+
+
+DASHBOARD = "dashboard"
+
+
+def _dashboard(history: Path, out: Path, options: Options) -> str:
+    """The indicators per table and month, from the whole history, beside the
+    batch's index (which links them); their links reach this run's reports."""
+    from auditor.indicators import write_indicators
+
+    write_indicators(history, out / DASHBOARD, options.lang, ("html",), reports=out,
+                     generated_at=options.generated_at)
+    return f"{DASHBOARD}/index.html"
 
 
 def _bar(total: int, enabled: bool):

@@ -102,6 +102,15 @@ def test_every_view_and_column_is_documented(tmp_path):
         assert columns == docs[view], f"docs/history.md, view {view}: document {set(columns) ^ set(docs[view])}"
 
 
+def test_every_indicator_is_documented():
+    from auditor.indicators import CSV_COLUMNS, INDICATORS
+
+    text = DOCS.read_text(encoding="utf-8")
+    part = text[text.index("## Indicators"):]
+    assert [c for c in CSV_COLUMNS if f"| {c} |" not in part] == []
+    assert [k for k in INDICATORS if f"`{k}`" not in part] == []
+
+
 def test_the_documentation_check_fails_on_an_undocumented_column(tmp_path, monkeypatch):
     # The check above bites: a column added to a view and not to the docs is caught.
     monkeypatch.setitem(history.VIEWS, "runs", f"SELECT *, 1 AS surprise FROM ({history.VIEWS['runs']})")
