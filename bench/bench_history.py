@@ -20,6 +20,9 @@ F. The night after: one more run of the 5,000 carnets appended and folded
    into the year's ledger (what each nightly run pays).
 R. (--raw) The same year as 365 unfolded run files (the history's earlier
    layout, séances left out), the same `findings` sum: what folding saves.
+I. The indicators (issue 28) of 5,000 carnets × 30 nights of history:
+   `ecarte-audit history DIR --html OUT --format html,csv`, a whole process,
+   median of 3: the page of 200 tables and its CSV.
 
 Figures go to stdout and bench/RESULTS-history.md.
 """
@@ -51,7 +54,8 @@ def _cast(table: str, select: str) -> str:
 
 
 # Each carnet c is at version floor((night + c) / 100): re-saved once in a hundred nights.
-VERSIONS = f"""
+def versions() -> str:
+    return f"""
     SELECT c, v, greatest(1, v * 100 - c) AS s0, least({NIGHTS}, v * 100 + 99 - c) AS s1
     FROM (SELECT range AS c FROM range({CARNETS})) t,
          LATERAL (SELECT unnest(range((1 + c) // 100, ({NIGHTS} + c) // 100 + 1)) AS v)"""
@@ -75,7 +79,7 @@ def write_ledger(folder: Path) -> None:
     ledger = folder / "ledger-00000000000000000001-bench"
     ledger.mkdir(parents=True)
     con = duckdb.connect()
-    con.execute(f"CREATE TABLE versions AS {VERSIONS}")
+    con.execute(f"CREATE TABLE versions AS {versions()}")
     tables = {
         "runs": f"""SELECT 'run-' || n AS run_id, {night_at('n')} AS run_at, '0.1.0' AS tool_version,
                     'arrete-2007' AS profile FROM (SELECT range AS n FROM range(1, {NIGHTS + 1}))""",
@@ -280,6 +284,25 @@ def main() -> None:
         print(f"raw findings: {r:.2f} s")
         lines.append(f"| R | the same `findings` sum over the year as 365 unfolded run files (the earlier layout), "
                      f"median of 3 | {r:.2f} s | **{r:.2f} s** vs {med['findings']:.2f} s folded | - | - |")
+    global NIGHTS
+    NIGHTS = 30
+    month = DATA / "history-month"
+    write_ledger(month)
+    out = DATA / "history-month-indicators"
+    walls = []
+    for _ in range(3):
+        shutil.rmtree(out, ignore_errors=True)
+        t = time.perf_counter()
+        subprocess.run([PY, "-m", "auditor", "history", str(month), "--html", str(out), "--format", "html,csv",
+                        "--lang", "fr"], capture_output=True, check=True)
+        walls.append(time.perf_counter() - t)
+    wall = statistics.median(walls)
+    page_mb = (out / "index.html").stat().st_size / 1e6
+    rows = sum(1 for _ in open(out / "indicators.csv", encoding="utf-8")) - 1
+    print(f"indicators: {wall:.2f} s ({page_mb:.1f} MB page, {rows:,} CSV rows)")
+    lines.append(f"| I | indicators of {CARNETS:,} carnets × 30 nights of history (200 tables): `ecarte-audit history DIR "
+                 f"--html OUT --format html,csv`, a whole process, median of 3 ({page_mb:.1f} MB page, {rows:,} CSV rows) "
+                 f"| {wall:.2f} s | **{wall:.2f} s** | a few seconds | {'yes' if wall <= 5 else 'no'} |")
     load = os.getloadavg()
     text = (f"# History ledger benchmark\n\nMachine: {machine()}; load average after the run "
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).\n"
