@@ -356,11 +356,15 @@ def _day(text: str | None, lang: str) -> str:
 def _body(ind: Indicators, lang: str, lab: dict, link) -> str:
     e = escape
     flags = flagged(ind)
+    intro = lab["ind_intro"].format(runs=ind.runs, first=_moment(ind.first_run, lang),
+                                    last=_moment(ind.last_run, lang), today=_day(ind.today, lang))
+    months = len({(t.casino, t.table_no, m) for t, m, _, _ in flags})
     parts = [f'<header class="first-screen"><h1>{e(lab["ind_title"])}</h1>',
-             f'<p class="note">{e(lab["ind_intro"].format(runs=ind.runs, first=_moment(ind.first_run, lang), last=_moment(ind.last_run, lang), today=_day(ind.today, lang)))}</p>',
+             f'<p class="note">{e(intro)}</p>',
              '<div class="cards">',
              f'<div class="card"><div class="n" id="n-tables">{len(ind.tables)}</div>{e(lab["ind_tables"])}</div>',
-             f'<div class="card{" warning" if flags else ""}"><div class="n" id="n-flagged">{len({(t.casino, t.table_no, m) for t, m, _, _ in flags})}</div>{e(lab["ind_flagged_months"])}</div>',
+             f'<div class="card{" warning" if flags else ""}"><div class="n" id="n-flagged">{months}</div>'
+             f'{e(lab["ind_flagged_months"])}</div>',
              "</div></header>"]
     # What asks for a look, first.
     parts.append(f'<section id="review" aria-labelledby="h-review"><h2 id="h-review">{e(lab["ind_review_title"])}</h2>')
@@ -379,7 +383,8 @@ def _body(ind: Indicators, lang: str, lab: dict, link) -> str:
         parts.append("</tbody></table>")
     else:
         parts.append(f'<p id="no-flags">{e(lab["ind_no_flags"])}</p>')
-    parts.append(f'<h3>{e(lab["ind_method_title"])}</h3><p class="note" id="method">{e(lab["ind_method"].format(k=K, scale=MAD_SCALE, rel=int(MIN_REL * 100), peers=MIN_PEERS, own=MIN_OWN))}</p>')
+    method = lab["ind_method"].format(k=K, scale=MAD_SCALE, rel=int(MIN_REL * 100), peers=MIN_PEERS, own=MIN_OWN)
+    parts.append(f'<h3>{e(lab["ind_method_title"])}</h3><p class="note" id="method">{e(method)}</p>')
     parts.append("</section>")
     for t in ind.tables:
         parts.append(_table_section(t, ind, lang, lab, link))
@@ -403,15 +408,19 @@ def _table_section(t: Table, ind: Indicators, lang: str, lab: dict, link) -> str
         out.append(f'<figure class="ind" data-chart="{indicator_key}"><figcaption>{e(lab["ind_chart_" + indicator_key])}'
                    f'</figcaption>{svg}<p class="note words">{e(words)}</p></figure>')
 
-    figure("findings", _stacked(t, months, lang, lab), lab["ind_words_findings"])
-    figure("impact", _bars(t, months, "impact_cents", lang), lab["ind_words_impact"])
-    figure("ages", _ages(t, lab), lab["ind_words_ages"].format(a=AGES[0], b=AGES[1]))
-    figure("mass", _bars(t, months, "winning_mass_cents", lang), lab["ind_words_mass"])
-    figure("levy_rate", _bars(t, months, "levy_rate", lang, ref=ind.levy_rate),
+    def name(chart: str) -> str:   # the picture's name for a screen reader
+        return f"{title} — {lab['ind_chart_' + chart]}"
+
+    figure("findings", _stacked(t, months, lang, lab, name("findings")), lab["ind_words_findings"])
+    figure("impact", _bars(t, months, "impact_cents", lang, name("impact")), lab["ind_words_impact"])
+    figure("ages", _ages(t, lab, name("ages")), lab["ind_words_ages"].format(a=AGES[0], b=AGES[1]))
+    figure("mass", _bars(t, months, "winning_mass_cents", lang, name("mass")), lab["ind_words_mass"])
+    figure("levy_rate", _bars(t, months, "levy_rate", lang, name("levy_rate"), ref=ind.levy_rate),
            lab["ind_words_levy_rate"].format(rate=_fmt("levy_rate", ind.levy_rate, lang)))
-    figure("cagnotte", _bars(t, months, "cagnotte_vs_tickets_cents", lang), lab["ind_words_cagnotte"])
-    figure("archive", _timeline(t, months, lang) or f'<p class="note">{e(lab["ind_no_archive"])}</p>',
-           lab["ind_words_archive"])
+    figure("cagnotte", _bars(t, months, "cagnotte_vs_tickets_cents", lang, name("cagnotte")),
+           lab["ind_words_cagnotte"])
+    figure("archive", _timeline(t, months, lang, name("archive"))
+           or f'<p class="note">{e(lab["ind_no_archive"])}</p>', lab["ind_words_archive"])
     # The codes per month, and those that recur.
     codes = sorted({c for m in t.codes.values() for c in m})
     if codes:
@@ -477,7 +486,7 @@ def _axis(months: list[str], lo: Decimal, hi: Decimal, indicator: str, lang: str
     return y, slot, body
 
 
-def _bars(t: Table, months: list[str], indicator: str, lang: str, ref: Decimal | None = None) -> str:
+def _bars(t: Table, months: list[str], indicator: str, lang: str, label: str, ref: Decimal | None = None) -> str:
     """One bar per month, the band as a shaded box behind it, a flagged month in colour."""
     from auditor.report.charts import _n
 
@@ -503,10 +512,10 @@ def _bars(t: Table, months: list[str], indicator: str, lang: str, ref: Decimal |
                     f'width="{_n(w)}" height="{_n(max(bottom - top, 1))}"><title>{escape(tip)}</title></rect>')
     if ref is not None:
         body.append(f'<line class="ref" x1="{LEFT}" y1="{_n(y(ref))}" x2="{W - 4}" y2="{_n(y(ref))}"/>')
-    return _svg(f"{t.casino} — {t.table_no} — {indicator}", body)
+    return _svg(label, body)
 
 
-def _stacked(t: Table, months: list[str], lang: str, lab: dict) -> str:
+def _stacked(t: Table, months: list[str], lang: str, lab: dict, label: str) -> str:
     """Findings per month, by severity, stacked."""
     from auditor.report.charts import _n
 
@@ -527,10 +536,10 @@ def _stacked(t: Table, months: list[str], lang: str, lab: dict) -> str:
                         f'width="{_n(slot * 0.6)}" height="{_n(max(bottom - top, 1))}">'
                         f'<title>{escape(tip)}</title></rect>')
             base += n
-    return _svg(f"{t.casino} — {t.table_no} — findings", body)
+    return _svg(label, body)
 
 
-def _ages(t: Table, lab: dict) -> str:
+def _ages(t: Table, lab: dict, label: str) -> str:
     """The table's open findings, by age from the séance's day."""
     from auditor.report.charts import _n
 
@@ -546,10 +555,10 @@ def _ages(t: Table, lab: dict) -> str:
                     f'<rect class="age{i}" x="{LEFT}" y="{i * row + 4}" width="{_n(max(w, 1 if n else 0))}" height="13">'
                     f'<title>{escape(f"{name} : {n}")}</title></rect>'
                     f'<text x="{_n(LEFT + w + 4)}" y="{i * row + 14}">{n}</text>')
-    return _svg(f"{t.casino} — {t.table_no} — ages", body, height=3 * row + 6)
+    return _svg(label, body, height=3 * row + 6)
 
 
-def _timeline(t: Table, months: list[str], lang: str) -> str:
+def _timeline(t: Table, months: list[str], lang: str, label: str) -> str:
     """The table's months as a line; each finding across its carnets a mark on its day."""
     from auditor.report.charts import _n
 
@@ -569,4 +578,4 @@ def _timeline(t: Table, months: list[str], lang: str) -> str:
         tip = f'{_day(a["day"], lang)} — {a["code"]} — {a["message"] or ""}'
         body.append(f'<circle class="archive{"" if a["open"] else " closed"}" data-code="{escape(a["code"])}" '
                     f'cx="{_n(x)}" cy="20" r="5"><title>{escape(tip)}</title></circle>')
-    return _svg(f"{t.casino} — {t.table_no} — archive", body, height=height)
+    return _svg(label, body, height=height)
