@@ -167,6 +167,21 @@ def _known_contents(folder: Path) -> set[str]:
         return set()
 
 
+def readable_runs(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The run files (not folded yet) whose Parquet footer reads, and those
+    that do not: a damaged file is left aside, kept as it is, and named."""
+    import pyarrow.parquet as pq
+
+    good, bad = [], []
+    for path in sorted(folder.glob(PATTERN)):
+        try:
+            pq.read_metadata(path)
+            good.append(path)
+        except (OSError, ValueError):
+            bad.append(path)
+    return good, bad
+
+
 def new_run_id() -> str:
     """A new run's id in the history."""
     return uuid.uuid4().hex[:12]
@@ -375,15 +390,19 @@ def connect(folder: Path):
     if not folder.is_dir():
         raise UsageError("history.no_folder", folder=folder)
     ledgers = _ledgers(folder)
-    runs = sorted(folder.glob(PATTERN))
+    runs, _ = readable_runs(folder)
     if not runs and not ledgers:
         raise UsageError("history.no_run", folder=folder, pattern=PATTERN)
     con = duckdb.connect(":memory:")
     con.execute("SET enable_progress_bar = false")   # the answer alone on stdout
-    _base(con, folder, runs, ledgers[-1] if ledgers else None)
-    for name, sql in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {sql}")
-    con.execute(f"CREATE VIEW findings AS {FINDINGS}")
+    try:
+        _base(con, folder, runs, ledgers[-1] if ledgers else None)
+        for name, sql in VIEWS.items():
+            con.execute(f"CREATE VIEW {name} AS {sql}")
+        con.execute(f"CREATE VIEW findings AS {FINDINGS}")
+    except duckdb.Error as exc:   # a ledger's file damaged (a disk, a copy cut short)
+        con.close()
+        raise UsageError("history.unreadable", folder=folder, reason=str(exc).splitlines()[0]) from None
     return con
 
 
@@ -392,8 +411,11 @@ def connect(folder: Path):
 @contextlib.contextmanager
 def _lock(folder: Path):
     """Held by the one run folding the history; others leave it to the next (yield False)."""
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:   # not a POSIX system: one run at a time is the user's to ensure
+        yield True
+        return
     with open(folder / ".ledger.lock", "a+b") as f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -431,12 +453,14 @@ def compact(folder: Path) -> Path | None:
     this history; return the new ledger (None: nothing to fold, or left to
     another run). Readers see the old ledger and the run files, or the new
     ledger: never both counted."""
+    import duckdb
+
     try:
         with _lock(folder) as mine:
             if not mine:
                 return None
             return _fold(folder)
-    except OSError:
+    except (OSError, duckdb.Error):
         return None   # the run files stay readable as they are; the next run folds them
 
 
@@ -444,7 +468,7 @@ def _fold(folder: Path) -> Path | None:
     import duckdb
 
     ledgers = _ledgers(folder)
-    runs = sorted(folder.glob(PATTERN))
+    runs, _ = readable_runs(folder)
     if not runs:
         return None
     con = duckdb.connect(":memory:")
@@ -621,6 +645,8 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
             # Another run folded the history while this one read it: read it again, once.
             if attempt == 2:
                 raise UsageError("history.busy", folder=folder) from None
+        except duckdb.Error as exc:
+            raise UsageError("history.unreadable", folder=folder, reason=str(exc).splitlines()[0]) from None
         finally:
             con.close()
     raise AssertionError("unreachable")
@@ -665,14 +691,18 @@ def format_table(columns: list[str], rows: list[tuple], lang: str) -> str:
 
 def trends(folder: Path, lang: str) -> list[dict]:
     """Per table: money at stake per month of séance, as a small inline SVG bar chart."""
+    import duckdb
     from markupsafe import Markup
 
     from auditor.money import format_cents
 
-    con = connect(folder)
-    select(con)
-    rows = con.execute("SELECT * FROM (" + QUERIES["money"] + ")").fetchall()
-    con.close()
+    try:
+        con = connect(folder)
+        select(con)
+        rows = con.execute("SELECT * FROM (" + QUERIES["money"] + ")").fetchall()
+        con.close()
+    except (duckdb.Error, UsageError):
+        return []   # a damaged ledger: the index goes without its trends (`history` names the problem)
     by_table: dict[tuple, list] = {}
     for casino, table_no, month, _n, cents in rows:
         if month is not None:

@@ -284,10 +284,15 @@ def write_indicators(folder: Path, out: Path, lang: str, formats: tuple[str, ...
                      reports: Path | None = None, generated_at: str | None = None) -> list[Path]:
     """Write OUT/index.html and/or OUT/indicators.csv; the paths written.
     `reports`: an audit's output folder whose carnets' reports the page links to."""
+    import duckdb
+
     from auditor.atomic import write_atomic
     from auditor.errors import os_reason
 
-    ind = compute(folder)
+    try:
+        ind = compute(folder)
+    except duckdb.Error as exc:
+        raise UsageError("history.unreadable", folder=folder, reason=str(exc).splitlines()[0]) from None
     written = []
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -232,13 +232,17 @@ def _append_history(folder: Path, options: Options, entries: list[dict], rows: l
 DASHBOARD = "dashboard"
 
 
-def _dashboard(history: Path, out: Path, options: Options) -> str:
+def _dashboard(history: Path, out: Path, options: Options) -> str | None:
     """The indicators per table and month, from the whole history, beside the
     batch's index (which links them); their links reach this run's reports."""
+    from auditor.errors import UsageError
     from auditor.indicators import write_indicators
 
-    write_indicators(history, out / DASHBOARD, options.lang, ("html",), reports=out,
-                     generated_at=options.generated_at)
+    try:
+        write_indicators(history, out / DASHBOARD, options.lang, ("html",), reports=out,
+                         generated_at=options.generated_at)
+    except UsageError:
+        return None   # a damaged history: the run's own files stand; `ecarte-audit history` names the problem
     return f"{DASHBOARD}/index.html"
 
 

@@ -379,3 +379,37 @@ def test_several_nights_on_the_real_clock(tmp_path):
     assert ask("SELECT bool_and(s.total = c.levy_recorded_cents) || '' FROM carnets c JOIN "
                "(SELECT carnet_id, sum(levy_recorded_cents) total FROM seances GROUP BY 1) s USING (carnet_id)") \
         == [["true"]]
+
+
+def test_a_damaged_run_file_is_left_aside_and_named(tmp_path, capsys):
+    night(tmp_path, N1, [(entry("a"), [finding("f1")], None)])
+    (tmp_path / "run-20261102T020000Z-broken.parquet").write_bytes(b"PAR1 not really parquet")
+    night(tmp_path, N2, [(entry("a"), [finding("f1")], None)])   # folds the good ones, keeps the damaged one
+    assert (tmp_path / "run-20261102T020000Z-broken.parquet").exists()
+    assert one(tmp_path, "f1")["seen_runs"] == 2
+    assert main(["history", str(tmp_path), "--lang", "en"]) == 0
+    err = capsys.readouterr().err
+    assert "broken.parquet" in err and "unreadable run file" in err and "Traceback" not in err
+    # A damaged ledger: a clear message, exit 2.
+    ledger = next(tmp_path.glob("ledger-*"))
+    (ledger / "spans.parquet").write_bytes(b"garbage")
+    assert main(["history", str(tmp_path), "--lang", "en"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be read" in err and "Traceback" not in err
+    assert main(["history", str(tmp_path), "--html", str(tmp_path / "d"), "--lang", "en"]) == 2
+
+
+def test_an_audit_with_a_damaged_history_still_writes_its_reports(tmp_path, capsys):
+    from auditor.synth.generate import Spec, generate, write_csv_folder
+
+    for n in (1, 2):
+        write_csv_folder(generate(Spec(seances=1, coups=4, mises=3, table=n, seed=n)), tmp_path / "a" / f"t{n}")
+    hist = tmp_path / "H"
+    assert main(["audit", str(tmp_path / "a"), "--out", str(tmp_path / "o1"), "--quiet", "--history", str(hist)]) \
+        in (0, 1)
+    assert (tmp_path / "o1" / "dashboard" / "index.html").is_file()
+    (next(hist.glob("ledger-*")) / "states.parquet").write_bytes(b"garbage")
+    assert main(["audit", str(tmp_path / "a"), "--out", str(tmp_path / "o2"), "--quiet", "--history", str(hist)]) \
+        in (0, 1)
+    assert (tmp_path / "o2" / "index.html").is_file() and len(list(hist.glob("run-*.parquet"))) == 1
+    assert "Traceback" not in capsys.readouterr().err

@@ -93,9 +93,12 @@ def cmd_verify(args) -> int:
 
 def cmd_history(args) -> int:
     """`ecarte-audit history`: answer a question on the findings history, or write its indicators."""
-    from auditor.history import answer, parse_severities
+    from auditor.history import answer, parse_severities, readable_runs
 
     severities = parse_severities(args.severity)
+    if args.folder.is_dir():
+        for path in readable_runs(args.folder)[1]:
+            print(cli_label("history.skipped", args.ui, path=path), file=sys.stderr)
     if args.formats is not None and args.html is None:
         raise UsageError("history.format_needs_html")
     if args.html is not None:
