@@ -170,10 +170,13 @@ def _known_contents(folder: Path) -> set[str]:
 def readable_runs(folder: Path) -> tuple[list[Path], list[Path]]:
     """The run files (not folded yet) whose Parquet footer reads, and those
     that do not: a damaged file is left aside, kept as it is, and named."""
+    good, bad = [], []
+    paths = sorted(folder.glob(PATTERN))
+    if not paths:
+        return good, bad   # the usual case once folded: no need of pyarrow to say so
     import pyarrow.parquet as pq
 
-    good, bad = [], []
-    for path in sorted(folder.glob(PATTERN)):
+    for path in paths:
         try:
             pq.read_metadata(path)
             good.append(path)
@@ -615,7 +618,8 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
     for attempt in (1, 2):
         con = connect(folder)
         try:
-            select(con, severities, older_than, table=sql is None)
+            # The summary asks three questions of the findings: computed once for them.
+            select(con, severities, older_than, table=sql is None and view is None)
             if sql is not None:
                 try:
                     rel = con.execute(sql)
