@@ -4,8 +4,15 @@ makes of them: each finding's baseline state (new / unchanged / updated), the
 baseline's findings now absent, each finding's review, the reviews whose
 finding is gone.
 
-The client reads the baseline folder and the review files once and gives
-each carnet its part (`CarnetBaseline`): a remote worker needs neither.
+The baseline follows findings, not paths (outputs.md v1.2): the client
+reads the whole previous run once (`PreviousRun`: every carnet's
+findings.json, summary.json's findings across carnets and each carnet's
+cover), matches this run's carnets to it (`Baseline.match`: same id, or
+renamed — same cover, else the most findings in common —, the rest vanished),
+and gives each carnet its part (`CarnetBaseline`): the baseline's findings
+with its fingerprints, wherever they were, and its predecessor's findings
+now found nowhere (its absent ones). A worker that makes its files needs
+only that part.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from pathlib import Path
 
 from auditor.errors import Message, UsageError
 from auditor.model import Finding, Severity
-from auditor.reviews import CLEARED, FILE_NAME, latest, load_reviews
+from auditor.reviews import ACKNOWLEDGED, CLEARED, FILE_NAME, is_stale, last_entries, latest, load_reviews
 
 STATES = ("new", "updated", "unchanged")   # the order the report shows them in
 # What a baseline keeps of each finding: its identity and the values whose
@@ -30,11 +37,14 @@ COMPARED = ("severity", "expected", "found", "impact_cents")
 class CarnetBaseline:
     """What a run brings to one carnet besides its files: the baseline's findings and the recorded reviews."""
 
-    baseline: tuple[dict, ...] | None = None   # the baseline run's findings of this carnet; None: no baseline
+    # The baseline run's findings that concern this carnet: those with its
+    # fingerprints (wherever they were), and those of the carnet it was in the
+    # baseline (same id, or renamed) found nowhere in this run. None: no baseline.
+    baseline: tuple[dict, ...] | None = None
     reviews: tuple[dict, ...] = ()             # the review entries recorded for this carnet, in file order
     # A shared review file holds every carnet's reviews: only those recorded on
-    # this carnet (by id) are its orphans when their finding is gone.
-    orphans_of: str | None = None
+    # this carnet (by its id, or its id in the baseline) are its orphans when their finding is gone.
+    orphans_of: str | tuple[str, ...] | None = None
 
     def digest(self, fingerprints: set[str] | None = None) -> str:
         """What decides this carnet's files of it. Given the carnet's
@@ -45,10 +55,16 @@ class CarnetBaseline:
         if fingerprints is not None:
             seen = set(fingerprints) | {b["fingerprint"] for b in self.baseline or ()}
             reviews = tuple(e for e in reviews if e.get("fingerprint") in seen or self.orphans_of is None
-                            or e.get("carnet") in (self.orphans_of, None))
+                            or e.get("carnet") in (*self.owners(), None))
         text = json.dumps({"baseline": self.baseline, "reviews": reviews, "orphans_of": self.orphans_of},
                           sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def owners(self) -> tuple[str, ...]:
+        """The carnet ids whose reviews are this carnet's (its own, its id in the baseline)."""
+        if self.orphans_of is None:
+            return ()
+        return (self.orphans_of,) if isinstance(self.orphans_of, str) else tuple(self.orphans_of)
 
 
 @dataclass
@@ -74,11 +90,21 @@ class BaselineComparison:
 
     def blocking(self, f: Finding, only_new: bool) -> bool:
         """Does this finding set the exit status? Not when justified or a false
-        positive; with --fail-on-new, only when new."""
+        positive, unless that review is stale (the finding changed since);
+        with --fail-on-new, only when new — a finding whose review is stale
+        counts as new, and so does one acknowledged corrected that is back."""
         review = self.reviews.get(f.fingerprint)
-        if review is not None and review["status"] in CLEARED:
+        stale = bool(review and review.get("stale"))
+        if review is not None and review["status"] in CLEARED and not stale:
             return False
-        return not only_new or self.state(f) == "new"
+        if not only_new:
+            return True
+        return self.state(f) == "new" or stale or bool(review and review["status"] == ACKNOWLEDGED)
+
+    def stale(self, f: Finding) -> bool:
+        """Has the finding changed since its review was made?"""
+        review = self.reviews.get(f.fingerprint)
+        return bool(review and review.get("stale"))
 
     def any(self) -> bool:
         """There is something of the baseline or the reviews to show."""
@@ -101,12 +127,16 @@ def apply(findings: list[Finding], context: CarnetBaseline | None) -> BaselineCo
                 same = all(old.get(k) == now.get(k) for k in COMPARED)
                 compared.states[f.fingerprint] = "unchanged" if same else "updated"
     decided = latest(list(context.reviews))
-    compared.reviews = {fp: r for fp, r in decided.items() if fp in current}
+    made_on = last_entries(list(context.reviews))
+    # A review holds for what was reviewed: judged against the values it was made on.
+    compared.reviews = {f.fingerprint: {**decided[f.fingerprint],
+                                        "stale": is_stale(made_on[f.fingerprint], f.as_json())}
+                        for f in findings if f.fingerprint in decided}
     for fp, b in before.items():
         if fp not in current:
             compared.absent.append({**b, "review": decided.get(fp)})
     mine = None if context.orphans_of is None else {e["fingerprint"] for e in context.reviews
-                                                    if e.get("carnet") in (context.orphans_of, None)}
+                                                    if e.get("carnet") in (*context.owners(), None)}
     compared.orphans = [{"fingerprint": fp, **_about(context.reviews, fp), **r}
                     for fp, r in decided.items() if fp not in current and fp not in before
                     and (mine is None or fp in mine)]
@@ -133,14 +163,173 @@ def decorate(doc: dict, findings: list[Finding], compared: BaselineComparison) -
         entry["baseline_state"] = compared.state(f)
         entry["review"] = compared.reviews.get(f.fingerprint)
     doc["absent"] = [{k: a.get(k) for k in ("fingerprint", "code", "severity", "seance", "coup", "message",
-                                            "impact_cents", "review")} for a in compared.absent]
+                                            "expected", "found", "impact_cents", "review")} for a in compared.absent]
     if compared.has_baseline:
         doc["baseline_counts"] = compared.counts()
     doc["orphan_reviews"] = compared.orphans
     return doc
 
 
-# -- the client: building each carnet's context --------------------------------
+def changes_part(findings: list[Finding], compared: BaselineComparison, context: CarnetBaseline | None) -> dict:
+    """What changed in this carnet since the baseline (changes.json's part of
+    it): its new and updated findings, with their review, and its absent ones.
+    Empty without a baseline."""
+    if not compared.has_baseline:
+        return {}
+    before = {b["fingerprint"]: b for b in (context.baseline if context is not None else None) or ()}
+    new, updated = [], []
+    for f in findings:
+        state = compared.state(f)
+        if state not in ("new", "updated"):
+            continue
+        item = {"fingerprint": f.fingerprint, "code": f.code, "severity": f.severity.label, "message": f.message,
+                "seance": f.seance, "coup": f.coup, "expected": f.expected, "found": f.found,
+                "impact_cents": int(f.impact_cents), "review": compared.reviews.get(f.fingerprint),
+                "across": [p["carnet"] for p in f.across] if f.across is not None else None}
+        if state == "updated":
+            old = before.get(f.fingerprint, {})
+            item.update({"old_impact_cents": old.get("impact_cents"), "old_expected": old.get("expected"),
+                         "old_found": old.get("found"), "old_severity": old.get("severity")})
+            updated.append(item)
+        else:
+            new.append(item)
+    absent = [{k: a.get(k) for k in ("fingerprint", "code", "severity", "message", "seance", "coup", "expected",
+                                     "found", "impact_cents", "review")} | {"was": a.get("carnet")}
+              for a in compared.absent]
+    return {"new": new, "updated": updated, "absent": absent}
+
+
+# -- the client: the previous run, matched, and each carnet's part -----------------
+
+@dataclass
+class PreviousRun:
+    """A baseline run's output folder as read once by the client."""
+
+    findings: dict[str, dict] = field(default_factory=dict)   # fingerprint → what is kept of it, with its `carnet`
+    # id → {"path", "cover", "fps", "findings": fingerprint → what is kept}. Two carnets
+    # alike in casino, table and séances (overlapping carnets) may share a fingerprint:
+    # a carnet is compared with its own baseline carnet's finding first.
+    carnets: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """No run there (a first night, or a folder of something else)."""
+        return not self.carnets and not self.findings
+
+
+def cover_key(casino, table, first_seance, first_day) -> tuple | None:
+    """What recognises a carnet renamed between two runs: its cover (casino,
+    table) and its first séance (number and date); None when one is unknown."""
+    key = (casino, table, first_seance, first_day)
+    return None if any(v is None for v in key) else tuple(str(v) for v in key)
+
+
+def read_previous(folder: Path, problems: list) -> PreviousRun:
+    """Every carnet's findings of the run in `folder`, the findings across
+    carnets of its summary.json and each carnet's cover (from summary.json's
+    tables). A file that cannot be read is said once; its findings count as new."""
+    out = PreviousRun()
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*/findings.json")):
+        cid = path.parent.name
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            listed = [f for f in doc["findings"] if f.get("fingerprint")]
+            shown = (doc.get("source") or {}).get("path")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            problems.append(Message("audit.baseline_unreadable", path=path))
+            out.carnets[cid] = {"path": None, "cover": None, "fps": (), "findings": {}}
+            continue
+        own: dict[str, dict] = {}
+        for f in listed:
+            kept = own.setdefault(f["fingerprint"], {**_kept(f), "carnet": cid})
+            out.findings.setdefault(kept["fingerprint"], kept)
+        out.carnets[cid] = {"path": shown, "cover": None, "fps": tuple(own), "findings": own}
+    summary = folder / "summary.json"
+    if not summary.is_file():
+        return out
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+        for t in doc.get("tables") or ():
+            for row in t.get("timeline") or ():
+                if row.get("id") in out.carnets:
+                    out.carnets[row["id"]]["cover"] = cover_key(t.get("casino"), t.get("table"),
+                                                                (row.get("seances") or {}).get("first"),
+                                                                row.get("first_day"))
+        for cf in doc.get("cross_carnet") or doc.get("cross_carnet_findings") or ():
+            if cf.get("fingerprint"):
+                places = cf.get("across") or [{}]
+                out.findings.setdefault(cf["fingerprint"], {**_kept(cf), "carnet": places[0].get("carnet")})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        problems.append(Message("audit.baseline_unreadable", path=summary))
+    return out
+
+
+@dataclass
+class Matching:
+    """This run's carnets set against the baseline's."""
+
+    predecessor: dict[str, str] = field(default_factory=dict)   # this run's id → its id in the baseline
+    renamed: list[dict] = field(default_factory=list)           # [{"from", "to"}], in this run's order
+    vanished: list[str] = field(default_factory=list)           # the baseline's carnets found nowhere
+    present: set[str] = field(default_factory=set)              # every fingerprint of this run
+    total: int = 0
+
+    @property
+    def matched(self) -> int:
+        """How many of this run's carnets the baseline has (by id, or renamed)."""
+        return len(self.predecessor)
+
+
+def match(previous: PreviousRun, carnets: list[tuple[str, tuple | None, frozenset]]) -> Matching:
+    """This run's carnets (`(id, cover key, fingerprints)`, in the run's
+    order) against the baseline's: the same id is the same carnet; a new id
+    whose cover matches a carnet of the baseline no longer there is that
+    carnet renamed — else the one it shares the most findings with; the
+    baseline's carnets left are vanished."""
+    prev = previous.carnets
+    out = Matching(total=len(carnets))
+    ids = {cid for cid, _, _ in carnets}
+    for cid, _, fps in carnets:
+        out.present |= fps
+        if cid in prev:
+            out.predecessor[cid] = cid
+    free = [pid for pid in sorted(prev) if pid not in ids]
+    by_cover: dict[tuple, list[str]] = {}
+    for pid in free:
+        if prev[pid]["cover"] is not None:
+            by_cover.setdefault(prev[pid]["cover"], []).append(pid)
+    taken: set[str] = set()
+    for cid, cover, _ in carnets:
+        if cid not in out.predecessor and cover is not None and by_cover.get(cover):
+            pid = by_cover[cover].pop(0)
+            out.predecessor[cid] = pid
+            taken.add(pid)
+    # A baseline without covers (a carnet alone, or one whose séances cannot be
+    # placed): the carnet it shares the most findings with, if any.
+    index: dict[str, str] = {}
+    for pid in free:
+        if pid not in taken:
+            for fp in prev[pid]["fps"]:
+                index.setdefault(fp, pid)
+    for cid, _, fps in carnets:
+        if cid in out.predecessor:
+            continue
+        shared: dict[str, int] = {}
+        for fp in fps:
+            pid = index.get(fp)
+            if pid is not None and pid not in taken:
+                shared[pid] = shared.get(pid, 0) + 1
+        if shared:
+            pid = min(shared, key=lambda p: (-shared[p], p))
+            out.predecessor[cid] = pid
+            taken.add(pid)
+    out.renamed = [{"from": out.predecessor[cid], "to": cid} for cid, _, _ in carnets
+                   if out.predecessor.get(cid, cid) != cid]
+    out.vanished = [pid for pid in sorted(prev) if pid not in ids and pid not in taken]
+    return out
+
 
 @dataclass
 class Baseline:
@@ -148,12 +337,17 @@ class Baseline:
     folder: Path | None = None     # the baseline run's output folder
     reviews: Path | None = None
     problems: list[str] = field(default_factory=list)
+    previous: PreviousRun | None = None
+    matching: Matching | None = None
     _shared: list[dict] | None = None
-    _shared_raw: str = ""
+    _by: tuple | None = None
 
     def __post_init__(self):
-        if self.folder is not None and not self.folder.is_dir():
-            raise UsageError("audit.baseline_not_folder", path=self.folder)
+        if self.folder is not None:
+            if self.folder.exists() and not self.folder.is_dir():
+                raise UsageError("audit.baseline_not_folder", path=self.folder)
+            # Read whole before anything is written (--out may be the baseline folder itself).
+            self.previous = read_previous(self.folder, self.problems)
         if self.reviews is not None:
             if self.reviews.exists() and not self.reviews.is_file():
                 raise UsageError("audit.reviews_not_file", path=self.reviews)
@@ -166,28 +360,73 @@ class Baseline:
         those on findings the run did not see."""
         return latest(list(self._shared)) if self._shared else {}
 
-    def context(self, carnet_id: str) -> CarnetBaseline | None:
-        """What the run brings to the carnet `carnet_id` (None without baseline or reviews)."""
+    @property
+    def first_night(self) -> bool:
+        """A baseline folder that does not exist yet, or holds no run: every finding is new."""
+        return self.previous is not None and self.previous.empty
+
+    def match(self, carnets: list[tuple[str, tuple | None, frozenset]]) -> list[str]:
+        """Set this run's carnets against the baseline (see `match`); what the
+        command says of it: a first night, or few carnets matched."""
+        if self.previous is None:
+            return []
+        self.matching = match(self.previous, carnets)
+        if self.first_night:
+            return [Message("audit.baseline_first_night", path=self.folder)]
+        m = self.matching
+        if m.total and 2 * m.matched < m.total:
+            return [Message("audit.baseline_few_matched", path=self.folder, matched=m.matched, total=m.total)]
+        return []
+
+    def predecessor(self, carnet_id: str) -> str | None:
+        """The carnet's id in the baseline (None: it was not there)."""
+        if self.matching is not None:
+            return self.matching.predecessor.get(carnet_id)
+        return carnet_id if self.previous is not None and carnet_id in self.previous.carnets else None
+
+    def context(self, carnet_id: str, fingerprints: frozenset | set = frozenset()) -> CarnetBaseline | None:
+        """What the run brings to the carnet `carnet_id` whose findings have
+        `fingerprints` (None without baseline or reviews): its part of the
+        baseline and the reviews that can reach it."""
         if self.folder is None and self.reviews is None:
             return None
         baseline = None
-        if self.folder is not None:
-            baseline = self._baseline_findings(carnet_id)
+        pid = self.predecessor(carnet_id)
+        if self.previous is not None:
+            pool = self.previous.findings
+            present = self.matching.present if self.matching is not None else set(fingerprints)
+            own = self.previous.carnets[pid]["findings"] if pid is not None else {}
+            part = {fp: own.get(fp) or pool[fp] for fp in sorted(fingerprints) if fp in pool}
+            for fp, kept in own.items():
+                if fp not in present:
+                    part.setdefault(fp, kept)
+            baseline = tuple(part.values())
         if self._shared is not None:
             # Matched by fingerprint, whatever the carnet's id was when the
-            # review was recorded (a renamed or re-saved file keeps them).
-            return CarnetBaseline(baseline, tuple(self._shared), orphans_of=carnet_id)
-        loaded = load_reviews(self.folder / carnet_id / FILE_NAME)
+            # review was recorded (a renamed or re-saved file keeps them). Only
+            # the lines that can reach this carnet travel with it.
+            owners = (carnet_id,) if pid in (None, carnet_id) else (carnet_id, pid)
+            seen = set(fingerprints) | {b["fingerprint"] for b in baseline or ()}
+            present = self.matching.present if self.matching is not None else set()
+            by_fp, by_carnet = self._index()
+            lines = {n for fp in seen for n in by_fp.get(fp, ())}
+            lines |= {n for cid in (*owners, None) for n in by_carnet.get(cid, ())
+                      if self._shared[n]["fingerprint"] not in present}
+            mine = tuple(self._shared[n] for n in sorted(lines))   # in file order: the last decision is the latest
+            return CarnetBaseline(baseline, mine, orphans_of=owners)
+        loaded = load_reviews(self.folder / (pid or carnet_id) / FILE_NAME)
         self.problems += loaded.problems
         return CarnetBaseline(baseline, tuple(loaded.entries))
 
     def carry_reviews(self, carnet_id: str, out: Path) -> None:
-        """The baseline's review file of this carnet, carried into this run's
-        folder (every line, good or bad: nothing is lost); lines the folder's
-        own file already has are not written twice."""
+        """The baseline's review file of this carnet (of its id in the
+        baseline, when renamed), carried into this run's folder (every line,
+        good or bad: nothing is lost); lines the folder's own file already has
+        are not written twice."""
         if self.folder is None or self.reviews is not None:
             return
-        source, target = self.folder / carnet_id / FILE_NAME, out / carnet_id / FILE_NAME
+        source = self.folder / (self.predecessor(carnet_id) or carnet_id) / FILE_NAME
+        target = out / carnet_id / FILE_NAME
         try:
             raw = source.read_bytes()
         except OSError:
@@ -202,17 +441,43 @@ class Baseline:
                     f.write(b"\n")
                 f.write(b"\n".join(lines) + b"\n")
 
-    def _baseline_findings(self, carnet_id: str) -> tuple[dict, ...]:
-        path = self.folder / carnet_id / "findings.json"
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            found = [_kept(f) for f in doc["findings"] if f.get("fingerprint")]
-        except FileNotFoundError:
-            return ()   # a carnet the baseline did not have: all its findings are new
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.problems.append(Message("audit.baseline_unreadable", path=path))
-            return ()
-        return tuple(found)
+    def _index(self) -> tuple[dict, dict]:
+        """The shared file's lines by fingerprint and by carnet id (positions in the file), made once."""
+        if self._by is None:
+            by_fp: dict[str, list[int]] = {}
+            by_carnet: dict[str | None, list[int]] = {}
+            for n, e in enumerate(self._shared or ()):
+                by_fp.setdefault(e["fingerprint"], []).append(n)
+                carnet = e.get("carnet")
+                if carnet is None or isinstance(carnet, str):   # a hand-edited line may hold anything there
+                    by_carnet.setdefault(carnet, []).append(n)
+            self._by = (by_fp, by_carnet)
+        return self._by
+
+    def summary(self) -> dict | None:
+        """summary.json's `baseline` (None without --baseline)."""
+        if self.folder is None or self.matching is None:
+            return None
+        m = self.matching
+        return {"path": str(self.folder), "matched_carnets": m.matched, "renamed": m.renamed,
+                "vanished": m.vanished}
+
+    def vanished(self) -> list[dict]:
+        """The baseline's carnets found nowhere in this run, each with its
+        findings found nowhere either (and their latest review)."""
+        if self.matching is None or self.previous is None:
+            return []
+        out = []
+        shared = latest(self._shared) if self._shared is not None else None
+        for pid in self.matching.vanished:
+            c = self.previous.carnets[pid]
+            decided = shared if shared is not None else latest(load_reviews(self.folder / pid / FILE_NAME).entries)
+            findings = [{**{k: kept.get(k) for k in
+                            ("fingerprint", "code", "severity", "message", "seance", "coup", "expected", "found",
+                             "impact_cents")}, "review": decided.get(fp)}
+                        for fp, kept in c["findings"].items() if fp not in self.matching.present]
+            out.append({"carnet": pid, "path": c["path"], "findings": findings})
+        return out
 
     def cross_findings(self) -> list[dict] | None:
         """The baseline's cross-carnet findings (None: no baseline summary)."""
@@ -256,23 +521,35 @@ MIN_PREFIX = 8
 
 def find_finding(out: Path, fingerprint: str) -> tuple[str, Path, dict]:
     """The finding of a run's output folder with this fingerprint (or a unique
-    prefix of at least 8 characters): its carnet id, its folder, the finding."""
+    prefix of at least 8 characters): its carnet id, its folder, the finding.
+    Besides each carnet's findings, those the run lists as gone — a carnet's
+    `absent`, changes.json's findings of vanished carnets — can be found, to
+    be acknowledged (`--status corrige`)."""
     fp = (fingerprint or "").strip().lower()
     if not out.is_dir():
         raise UsageError("review.no_output_folder", out=out)
     if len(fp) < MIN_PREFIX:
         raise UsageError("review.fingerprint_too_short", fingerprint=fingerprint, min=MIN_PREFIX)
     docs = [out / "findings.json"] if (out / "findings.json").is_file() else sorted(out.glob("*/findings.json"))
-    if not docs:
+    changes = out / "changes.json"
+    if not docs and not changes.is_file():
         raise UsageError("review.no_findings_here", out=out)
     matches = []
     for path in docs:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-            found = [f for f in doc["findings"] if str(f.get("fingerprint") or "").startswith(fp)]
+            found = [f for f in [*doc["findings"], *(doc.get("absent") or ())]
+                     if str(f.get("fingerprint") or "").startswith(fp)]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         matches += [(path.parent.name, path.parent, f) for f in found]
+    if not matches and changes.is_file():
+        try:
+            gone = json.loads(changes.read_text(encoding="utf-8")).get("vanished") or ()
+            matches = [(c["carnet"], out / c["carnet"], f) for c in gone for f in c["findings"]
+                       if str(f.get("fingerprint") or "").startswith(fp)]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            matches = []
     if not matches:
         raise UsageError("review.no_such_finding", fingerprint=fingerprint, out=out)
     if len({m[2]["fingerprint"] for m in matches}) > 1:

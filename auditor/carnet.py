@@ -48,6 +48,9 @@ class Source:
     path: str
     sha256: str
     format: str
+    # A CSV folder's files, each with its own SHA-256: ((name, hex), …) in the
+    # order `sha256` hashes them (the procès-verbal names each); () for one file.
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -123,17 +126,26 @@ class Carnet:
     def cover(self) -> dict:
         """The cover's casino, table and start date (None where missing)."""
         t = self.tables.get("carnet")
-        if t is None or t.df.empty:
-            return {"casino": None, "table": None, "date_debut": None}
-        row = t.df.iloc[0]
+        df = None if t is None else t.df
+        # Asked for by the fingerprints, the findings document, the report and
+        # the batch facts: read once per cover frame (frames are never changed
+        # once normalised), each caller given its own dict.
+        memo = self.__dict__.get("_cover")
+        if memo is not None and memo[0] is df:
+            return dict(memo[1])
+        if df is None or df.empty:
+            out = {"casino": None, "table": None, "date_debut": None}
+        else:
+            def val(name):
+                # One cell of the first row (not the whole row: a mixed row costs a copy of every column).
+                v = df[name].iat[0] if name in df.columns else None
+                return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) or pd.isna(v) else v
 
-        def val(name):
-            v = row.get(name)
-            return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) or pd.isna(v) else v
-
-        d = val("date_debut")
-        return {
-            "casino": None if val("casino") is None else str(val("casino")),
-            "table": None if val("table") is None else int(val("table")),
-            "date_debut": None if d is None else d.date().isoformat(),
-        }
+            d = val("date_debut")
+            out = {
+                "casino": None if val("casino") is None else str(val("casino")),
+                "table": None if val("table") is None else int(val("table")),
+                "date_debut": None if d is None else d.date().isoformat(),
+            }
+        self.__dict__["_cover"] = (df, out)
+        return dict(out)

@@ -22,7 +22,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.errors import Message, UsageError
 from auditor.i18n import LANGS, argparse_words, cli_label, environment_lang
-from auditor.limits import DEFAULT_BOUNDS
+from auditor.limits import DEFAULT_BOUNDS, DEFAULT_CLUSTER_WAIT
 
 # The exit statuses and the documents' language, shared with the commands (auditor/commands/).
 from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, say as _say  # noqa: F401
@@ -165,6 +165,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     a.add_argument("--lang", choices=LANGS, help="audit.lang")
     a.add_argument("--cache", type=Path, metavar="DIR", help="audit.cache")
     a.add_argument("--scheduler", metavar="ADDRESS", help="audit.scheduler")
+    a.add_argument("--cluster-wait", type=_positive, metavar="SECONDS", default=DEFAULT_CLUSTER_WAIT,
+                   help="audit.cluster_wait", help_params={"default": DEFAULT_CLUSTER_WAIT})
     a.add_argument("--quiet", action="store_true", help="audit.quiet")
     a.add_argument("--max-file-mb", type=_positive, metavar="MB", help="audit.max_file_mb")
     a.add_argument("--max-rows", type=_positive, metavar="N", help="audit.max_rows")
@@ -244,7 +246,13 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     s.add_argument("--lang", choices=LANGS, help="serve.lang")
     s.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="serve.jobs")
     s.add_argument("--max-file-mb", type=_positive, metavar="MB", help="serve.max_file_mb")
-    s.add_argument("--reviews", type=Path, metavar="FILE", default=Path("reviews.jsonl"), help="serve.reviews")
+    s.add_argument("--reviews", type=Path, metavar="FILE", help="serve.reviews")
+    s.add_argument("--workspace", type=Path, metavar="DIR", help="serve.workspace")
+    s.add_argument("--keep-mb", type=_positive, metavar="MB", help="serve.keep_mb")
+
+    k = sub.add_parser("shortcut", help="shortcut.help")
+    k.add_argument("--remove", action="store_true", help="shortcut.remove")
+    k.add_argument("--lang", choices=LANGS, help="shortcut.lang")
     return parser
 
 
@@ -285,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
 
     commands = {"audit": audit.cmd_audit, "columns": audit.cmd_columns, "generate": generate.cmd_generate,
                 "template": generate.cmd_template, "review": records.cmd_review, "history": records.cmd_history,
-                "rules": records.cmd_rules, "serve": records.cmd_serve, "verify": records.cmd_verify}
+                "rules": records.cmd_rules, "serve": records.cmd_serve, "verify": records.cmd_verify,
+                "shortcut": records.cmd_shortcut}
     try:
         return commands[args.command](args)
     except UsageError as exc:

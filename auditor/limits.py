@@ -68,3 +68,6 @@ class Bounds:
 # under a minute and under 2 GB (bench/RESULTS.md: 1M stakes in 5 s and
 # 646 MB); these only stop a runaway audit before it takes the machine.
 DEFAULT_BOUNDS = Bounds(timeout_s=3600, memory_mb=8192)
+# How long a run on a Dask cluster waits with no worker at all before it stops (--cluster-wait):
+# long enough for workers being restarted, short enough that a night does not hang.
+DEFAULT_CLUSTER_WAIT = 180

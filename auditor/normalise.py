@@ -189,7 +189,7 @@ EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "te
 def normalise(raw: RawCarnet) -> Carnet:
     """Type the raw text tables of a carnet (money as integer cents): every cell or row that fails is an
     EC00-01/EC00-02 problem of the carnet, never an exception."""
-    carnet = Carnet(Source(raw.path, raw.sha256, raw.format), unreadable=raw.unreadable, reading=raw.reading())
+    carnet = Carnet(Source(raw.path, raw.sha256, raw.format, tuple(raw.files)), unreadable=raw.unreadable, reading=raw.reading())
     for p in raw.problems:
         carnet.problems.append((p.code, Violation(table=p.table, row=p.row, column=p.column,
                                                   kind=p.kind, params=dict(p.params))))

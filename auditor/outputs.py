@@ -111,6 +111,8 @@ class Finished:
     pid: int | None = None
     error: object = None           # a write error (WriteError) in a worker, raised by the run
     stamped: dict = field(default_factory=dict)   # findings.json and report.html with their time slots (Stamped)
+    # What changed since the baseline (baseline.changes_part): changes.json's part of this carnet.
+    changes: dict = field(default_factory=dict)
     seances: list[dict] | None = None   # per séance, its totals for --history (CarnetAudit.seances)
 
 
@@ -144,12 +146,17 @@ class Stamped:
 
     @classmethod
     def of(cls, text: str, slot: StampSlots, kind: str, lang: str = "fr") -> "Stamped":
-        """`text` as rendered with `slot`, cut at its slots."""
-        import re
-
+        """`text` as rendered with `slot`, cut at its slots (plain splits: the
+        slots are new in each rendering, and a pattern made of them would be
+        compiled anew for every file)."""
         parts: list = []
-        for piece in re.split(f"({slot.iso}|{slot.moment})", text):
-            parts.append(None if piece == slot.iso else "moment" if piece == slot.moment else piece.encode("utf-8"))
+        for i, chunk in enumerate(text.split(slot.iso)):
+            if i:
+                parts.append(None)
+            for j, piece in enumerate(chunk.split(slot.moment)):
+                if j:
+                    parts.append("moment")
+                parts.append(piece.encode("utf-8"))
         return cls(parts, kind, lang)
 
     def fill(self, at: str) -> bytes:
@@ -233,7 +240,8 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     rows = baseline.history_rows(kept, compared, audit.seance_dates)
     states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
-    return Finished(files, entry, worst, rows, states, stamped=stamped, seances=audit.seances)
+    return Finished(files, entry, worst, rows, states, stamped=stamped,
+                    changes=baseline.changes_part(findings, compared, context), seances=audit.seances)
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:
@@ -250,12 +258,15 @@ def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> d
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
-                tables: list[dict] | None = None, dashboard: str | None = None) -> None:
+                tables: list[dict] | None = None, baseline: dict | None = None, changes: str | None = None,
+                dashboard: str | None = None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
     totals count each of them once. `tables`: per casino and table, its
-    carnets in order and how the rules across its carnets went; `dashboard`:
-    the indicators' page the index links (with --history)."""
+    carnets in order and how the rules across its carnets went. `baseline`:
+    summary.json's `baseline` (path, matched carnets, renamed, vanished);
+    `changes`: the file of what changed since it, which the index links;
+    `dashboard`: the indicators' page the index links (with --history)."""
     from auditor.report.cross_carnet import SEVERITY_KEYS
 
     cross_findings = cross_findings or []
@@ -275,6 +286,8 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
            # `cross_carnet` is v1.2's name of the list; `cross_carnet_findings`, the
            # same list, is kept for readers of v1.1 (schema_version stays 1).
            "cross_carnet": cross_findings, "cross_carnet_findings": cross_findings, "tables": tables or []}
+    if baseline is not None:
+        doc["baseline"] = baseline
     from auditor.atomic import write_atomic
 
     if "json" in formats:
@@ -285,7 +298,7 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         from auditor.report.index_view import index_view
 
         view = index_view(doc, lang)
-        view.series = index_part(entries, lang, trends)
+        view.series = index_part(entries, lang, trends, baseline, changes)
         view.archive = archive_view(doc, lang)
         view.dashboard = dashboard
         write_atomic(out / "index.html", html_report.render("index.html.j2", view))

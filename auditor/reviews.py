@@ -7,8 +7,10 @@ through `record_review`; `load_reviews` reads it back, never raising on a
 bad line (it is reported, kept in the file, and left out).
 
 Each line holds only what the user typed (status, justification, name) and
-what the carnet's finding says (fingerprint, carnet id, code, séance, coup),
-with the time it was recorded.
+what the carnet's finding says (fingerprint, carnet id, code, séance, coup,
+and the values the decision was made on: impact_cents, expected, found),
+with the time it was recorded. A decision holds for what was reviewed: when
+the finding's values differ from those it was made on, it is `stale`.
 """
 
 from __future__ import annotations
@@ -21,14 +23,20 @@ from pathlib import Path
 from auditor.errors import Message, os_reason
 
 FILE_NAME = "reviews.jsonl"
-STATUSES = ("a_verifier", "confirme", "justifie", "faux_positif")
+# `corrige` acknowledges a finding that is gone (absent, or in a vanished carnet).
+STATUSES = ("a_verifier", "confirme", "justifie", "faux_positif", "corrige")
+ACKNOWLEDGED = "corrige"
 # A finding so reviewed no longer sets the exit status.
 CLEARED = frozenset({"justifie", "faux_positif"})
 STATUS_TEXT = {
-    "fr": {"a_verifier": "à vérifier", "confirme": "confirmé", "justifie": "justifié", "faux_positif": "faux positif"},
-    "en": {"a_verifier": "to check", "confirme": "confirmed", "justifie": "justified", "faux_positif": "false positive"},
+    "fr": {"a_verifier": "à vérifier", "confirme": "confirmé", "justifie": "justifié", "faux_positif": "faux positif",
+           "corrige": "corrigé"},
+    "en": {"a_verifier": "to check", "confirme": "confirmed", "justifie": "justified", "faux_positif": "false positive",
+           "corrige": "corrected"},
 }
 MAX_TEXT = 4000
+# The finding's values a decision is made on: when one of them changes, the decision is stale.
+REVIEWED_VALUES = ("impact_cents", "expected", "found")
 
 
 class ReviewError(ValueError):
@@ -95,6 +103,8 @@ def make_entry(fingerprint: str, status: str, justification: str, by: str, *, at
              "at": at or generated_at(), "carnet": carnet}
     f = finding or {}
     entry.update({"code": f.get("code"), "seance": f.get("seance"), "coup": f.get("coup")})
+    if finding is not None:
+        entry.update({k: f.get(k) for k in REVIEWED_VALUES})
     return entry
 
 
@@ -161,6 +171,20 @@ def latest(entries: list[dict]) -> dict[str, dict]:
         out[fp] = {"status": last["status"], "justification": last["justification"], "by": last["by"],
                    "at": last["at"], "history": [_decision(d) for d in decisions[:-1]]}
     return out
+
+
+def is_stale(entry: dict | None, finding: dict) -> bool:
+    """Does the finding (as findings.json writes it) differ from the values
+    the decision `entry` was made on? A decision recorded before the values
+    were kept (no `impact_cents` in its line) cannot be judged: not stale."""
+    if not entry or "impact_cents" not in entry:
+        return False
+    return any(entry.get(k) != finding.get(k) for k in REVIEWED_VALUES)
+
+
+def last_entries(entries: list[dict]) -> dict[str, dict]:
+    """fingerprint → its latest decision's line as recorded (with the values it was made on)."""
+    return {e["fingerprint"]: e for e in entries}
 
 
 def _decision(e: dict) -> dict:

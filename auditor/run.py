@@ -24,7 +24,7 @@ from typing import Callable
 
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
-from auditor.batch.cache import write_pickle
+from auditor.batch.cache import Kept, store_entry, write_pickle
 from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
@@ -45,6 +45,9 @@ class RunResult:
     cross_findings: list[dict] = field(default_factory=list)   # summary.json's findings across carnets
     cached: int = 0
     history: list[list[dict]] = field(default_factory=list)    # per carnet, its findings' history rows
+    # changes.json as written (None without --baseline): what changed since the baseline, the
+    # absent and vanished findings and their reviews (what the history's ledger closes).
+    changes: dict | None = None
 
 
 @dataclass
@@ -65,7 +68,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
         bounds: Bounds | None = None, notice: Callable | None = None, baseline=None, history: Path | None = None,
         batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
-        sign: Callable | None = None) -> RunResult:
+        sign: Callable | None = None, cluster_wait: float | None = None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
     `baseline`: the baseline and reviews (auditor.baseline.Baseline), applied after
@@ -73,7 +76,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     appended to; `batch`: write summary.json and index.html (default: more
     than one carnet), in `index_formats` (default: the run's formats).
     `visit` (report.pv.Visit) and `sign` (auditor.sign) are the procès-verbal's:
-    who audits, where, and how it is signed (None: unsigned).
+    who audits, where, and how it is signed (None: unsigned). `cluster_wait`:
+    on a Dask cluster, how long the run waits with no worker before it stops.
     `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
     summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
     stops the run (WriteError); what was audited is in the cache, if any, and
@@ -109,18 +113,20 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 stack.callback(bar.close)
             for index in sorted(held):
                 _done(bar, on_done, jobs[index], held[index])
-            executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice)
-            for audit in executor.audits(todo, tickets=tickets):
-                stored = bool(cache and audit.index in keys and audit.fault is None)
-                if stored:
-                    path = cache.store(keys[audit.index], audit)
+            executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice,
+                                cluster_wait=cluster_wait)
+            def keep(index: int) -> tuple[Path, Path | None]:
+                return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
+
+            for audit in executor.audits(todo, tickets=tickets, keep=keep):
+                if isinstance(audit, Kept):   # its worker kept it where `keep` said
+                    held[audit.index] = _Held(audit.entry, audit.facts, audit.path, pid=audit.pid,
+                                              in_cache=audit.in_cache, fingerprints=audit.fingerprints)
                 else:
-                    path = spool / f"{audit.index}.pickle"
-                    write_pickle(path, audit)
-                held[audit.index] = _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
-                                          fingerprints=frozenset(f.fingerprint for f in audit.findings))
+                    held[audit.index] = _hold(audit, *keep(audit.index), cache is not None)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
-            cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign)
+            cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign,
+                                        notice)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -129,22 +135,32 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         notice(problem)   # review lines left out, an unreadable baseline: said once every carnet is done
     entries = [f.entry for f in finished]
     attribute(entries, cross)
+    changes = None
+    if baseline is not None and baseline.folder is not None:
+        from auditor.report.changes import changes_document, write_changes
+
+        changes = changes_document(jobs, finished, cross, baseline, options.generated_at)
+        write_changes(changes, out, options.lang)
     rows = [f.history for f in finished]
     trends = dashboard = None
     if history is not None:
+        # The ledger closes a finding when its carnet is audited without it, and
+        # keeps the decisions on findings gone (acknowledged `corrige`…).
         trends = _append_history(history, options, entries, rows, [f.seances for f in finished], baseline)
         if batch and "html" in (index_formats or options.formats):
             dashboard = _dashboard(history, out, options)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
-                    trends, tables, dashboard)
+                    trends, tables, baseline=baseline.summary() if baseline is not None else None,
+                    changes="changes.txt" if changes is not None else None, dashboard=dashboard)
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
-    return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows)
+    return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows,
+                     changes=changes)
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,
                 finished: list[Finished], executor: Executor, cache: Cache | None, visit=None,
-                sign: Callable | None = None) -> tuple[list[dict], list[dict]]:
+                sign: Callable | None = None, notice: Callable | None = None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files made and written
     (on the executor's warm workers, or here), each appended to `finished`
     once written, in the jobs' order; the findings across carnets and the
@@ -158,20 +174,32 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
+    owned: dict[str, set[str]] = {}   # carnet → the findings across carnets whose history row it carries
+    for fp, cid in owner.items():
+        owned.setdefault(cid, set()).add(fp)
     html = "html" in options.formats
     # Files kept beside a cached audit serve again when nothing they depend
     # on changed (the workbook, whose time is inside its zip, is always made).
     memos = cache is not None and not {"xlsx", "pdf"} & set(options.formats)
     at = options.generated_at or generated_at()
+    # Each carnet's findings (its own and those across carnets): what the
+    # baseline is matched by, and what reaches it of the baseline and reviews.
+    fps = {index: held[index].fingerprints | {f.fingerprint for f in seen.get(job.id, [])}
+           for index, job in enumerate(jobs)}
+    if baseline is not None:
+        for said in baseline.match([(job.id, _cover(held[index].facts), fps[index])
+                                    for index, job in enumerate(jobs)]):
+            (notice or (lambda text: None))(said)
     tasks = []
     for index, job in enumerate(jobs):
         across = seen.get(job.id, [])
         # Only the reports its findings across carnets link to (a batch of
         # 10,000 carnets must not send 10,000 links with each carnet).
         named = {p["carnet"] for f in across for p in f.across}
-        task = FinishTask(job, held[index].path, out, across, baseline.context(job.id) if baseline is not None else None,
+        task = FinishTask(job, held[index].path, out, across,
+                          baseline.context(job.id, fps[index]) if baseline is not None else None,
                           {cid: f"{cid}/report.html" for cid in named} if html else {},
-                          frozenset(fp for fp, cid in owner.items() if cid == job.id), checked.get(job.id),
+                          frozenset(owned.get(job.id, ())), checked.get(job.id),
                           visit=visit, sign=sign)
         if memos and held[index].in_cache:
             task.memo = held[index].path.with_name(MEMO_FILE)
@@ -205,6 +233,29 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
     return listed, tables
+
+
+def _hold(audit, spool: Path, entry: Path | None, caching: bool) -> _Held:
+    """Keep an audit handed back whole (this process's, a cluster's, a fault's)
+    in its cache entry, or else the run's spool; what the run holds of it."""
+    stored = caching and entry is not None and audit.fault is None
+    if stored:
+        path = store_entry(entry, audit)
+    else:
+        path = spool
+        write_pickle(path, audit)
+    return _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
+                 fingerprints=frozenset(f.fingerprint for f in audit.findings))
+
+
+def _cover(facts) -> tuple | None:
+    """What recognises the carnet renamed since the baseline: casino, table, first séance and its date."""
+    from auditor.baseline import cover_key
+
+    if facts is None or not facts.placeable or not facts.seances:
+        return None
+    first = facts.seances[0]
+    return cover_key(facts.casino, facts.table, first[0], first[1])
 
 
 def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]],

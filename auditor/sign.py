@@ -37,9 +37,11 @@ def _password(path: Path, lang: str) -> bytes:
     return getpass.getpass(cli_label("audit.sign_prompt", lang, path=path)).encode("utf-8")
 
 
-def load_signer(path: Path, lang: str) -> Callable[[bytes], bytes]:
+def load_signer(path: Path, lang: str, password: str | None = None) -> Callable[[bytes], bytes]:
     """What signs a procès-verbal with the PKCS#12 certificate at `path`
-    (a usage error when it cannot be read or the password is wrong)."""
+    (a usage error when it cannot be read or the password is wrong).
+    `password`: given by the local page (typed there, held in memory only);
+    else the environment variable, else the terminal's prompt."""
     from cryptography.hazmat.primitives.serialization import pkcs12
     from pyhanko.sign import signers
 
@@ -47,7 +49,7 @@ def load_signer(path: Path, lang: str) -> Callable[[bytes], bytes]:
         data = path.read_bytes()
     except OSError as exc:
         raise UsageError("audit.sign_cannot_read", path=path, reason=os_reason(exc)) from None
-    password = _password(path, lang)
+    password = password.encode("utf-8") if password is not None else _password(path, lang)
     # Opened with `cryptography` first: it tells a wrong password (ValueError)
     # from a file that holds no key and certificate, where pyHanko says neither.
     try:

@@ -8,7 +8,10 @@ Three things are checked, each said in the user's language:
 - the attached findings.json: its SHA-256 is the one the procès-verbal
   records (in its keywords, printed in its identity table);
 - each SOURCE given: its SHA-256, computed as the audit computes it, is the
-  one the attached findings.json names.
+  one the attached findings.json names. For a CSV folder the procès-verbal
+  names each file with its own SHA-256 (in its keywords, printed in its
+  identity table): the folder, or any of its files, is then checked file by
+  file, and the file that differs, is missing or was added is named.
 
 No network: certificates are not fetched, revocation is not looked up.
 """
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import Message, UsageError, os_reason
-from auditor.report.pv import KEYWORD_RE
+from auditor.report.pv import KEYWORD_RE, source_files_of
 
 ATTACHMENT = "findings.json"
 
@@ -87,7 +90,7 @@ def verify(pdf_path: Path, sources: list[Path] = ()) -> Verdict:
         except (UnicodeDecodeError, ValueError):
             document = None
     if sources:
-        _sources(sources, document, verdict)
+        _sources(sources, document, source_files_of(keywords), verdict)
     return verdict
 
 
@@ -141,13 +144,16 @@ def _signer_name(cert) -> str:
     return cert.subject.native.get("common_name") or cert.subject.human_friendly
 
 
-def _sources(sources: list[Path], document: dict | None, verdict: Verdict) -> None:
+def _sources(sources: list[Path], document: dict | None, files: list[tuple[str, str]], verdict: Verdict) -> None:
     from auditor.batch.cache import fingerprint
 
     named = ((document or {}).get("source") or {}) if isinstance(document, dict) else {}
     expected = named.get("sha256")
     if not expected:
         verdict.check(False, Message("verify.no_source_hash"))
+        return
+    if files:
+        _source_files(sources, named, files, verdict)
         return
     for source in sources:
         try:
@@ -159,3 +165,55 @@ def _sources(sources: list[Path], document: dict | None, verdict: Verdict) -> No
             verdict.check(True, Message("verify.source_same", **shown))
         else:
             verdict.check(False, Message("verify.source_differs", **shown))
+
+
+def _source_files(sources: list[Path], named: dict, files: list[tuple[str, str]], verdict: Verdict) -> None:
+    """A CSV folder's sources file by file: each given folder against every
+    file the procès-verbal names, each given file against its namesake."""
+    from auditor.read.raw import sha256_of_digests
+
+    # The file list travels in the PV's keywords, the folder's SHA-256 in the
+    # attached findings: the list must give that SHA-256, else one of them was changed.
+    if sha256_of_digests([(name, bytes.fromhex(digest)) for name, digest in files]) != named.get("sha256"):
+        verdict.check(False, Message("verify.files_disagree"))
+    by_name = dict(files)
+    for source in sources:
+        if source.is_dir():
+            try:
+                found = sorted((p for p in source.iterdir() if p.is_file() and p.suffix.lower() == ".csv"),
+                               key=lambda p: p.name)
+            except OSError as exc:
+                raise UsageError("verify.cannot_read", path=source, reason=os_reason(exc)) from None
+            for p in found:
+                _source_file(p, by_name, verdict)
+            present = {p.name for p in found}
+            for name, digest in files:
+                if name not in present:
+                    verdict.check(False, Message("verify.source_file_missing", name=name, folder=source,
+                                                 sha256=digest))
+        else:
+            _source_file(source, by_name, verdict)
+
+
+def _source_file(path: Path, by_name: dict[str, str], verdict: Verdict) -> None:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):   # in blocks, as the audit hashes it
+                digest.update(block)
+    except OSError as exc:
+        raise UsageError("verify.cannot_read", path=path, reason=os_reason(exc)) from None
+    digest_hex = digest.hexdigest()
+    expected = by_name.get(path.name)
+    if expected is None:
+        # Renamed, perhaps: the same bytes as a file the PV names still say which.
+        same = next((name for name, d in by_name.items() if d == digest_hex), None)
+        if same is not None:
+            verdict.check(True, Message("verify.source_file_same", path=path, name=same))
+        else:
+            verdict.check(False, Message("verify.source_file_unknown", path=path, sha256=digest_hex))
+    elif expected == digest_hex:
+        verdict.check(True, Message("verify.source_file_same", path=path, name=path.name))
+    else:
+        verdict.check(False, Message("verify.source_file_differs", path=path, name=path.name, sha256=digest_hex,
+                                     named=expected))

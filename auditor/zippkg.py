@@ -57,7 +57,8 @@ def open_zip(data: bytes, limits: Limits, required: str | None = "xl/workbook.xm
     once every member passed its own checks. Members are keyed by their name
     in lower case (a workbook) or as written (an archive)."""
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        # A file (an upload on disk) is read where it is, never whole.
+        zf = zipfile.ZipFile(data if hasattr(data, "seek") else io.BytesIO(data))
         infos = zf.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, struct.error,
             NotImplementedError, UnicodeDecodeError):
@@ -116,22 +117,43 @@ def raw_member(data: bytes, info: zipfile.ZipInfo) -> bytes:
     return raw
 
 
-def inflate(data: bytes, info: zipfile.ZipInfo, limits: Limits, budget: list[int]):
+def raw_chunks(data, info: zipfile.ZipInfo):
+    """A member's compressed bytes, CHUNK by CHUNK: sliced from `data`
+    (bytes), or read from it when it is a file (an upload on disk)."""
+    if not hasattr(data, "seek"):
+        raw = raw_member(data, info)
+        yield from (raw[i:i + CHUNK] for i in range(0, len(raw), CHUNK))
+        return
+    data.seek(info.header_offset)
+    head = data.read(30)
+    if len(head) != 30 or head[:4] != b"PK\x03\x04":
+        raise Refused("zip_damaged", member=info.filename)
+    name_len, extra_len = struct.unpack("<HH", head[26:30])
+    data.seek(info.header_offset + 30 + name_len + extra_len)
+    left = info.compress_size
+    while left:
+        piece = data.read(min(CHUNK, left))
+        if not piece:
+            raise Refused("zip_damaged", member=info.filename)
+        left -= len(piece)
+        yield piece
+
+
+def inflate(data, info: zipfile.ZipInfo, limits: Limits, budget: list[int]):
     """Yield a member's bytes chunk by chunk, counting what really comes out.
 
+    `data`: the zip's bytes, or the zip as a file (read chunk by chunk).
     `budget` holds the bytes still allowed for the whole workbook. The real
     size must match the declared one (so calamine, which reads the same
     member, gets exactly what was checked) and so must the CRC.
     """
-    raw = raw_member(data, info)
     if info.compress_type == zipfile.ZIP_STORED:
-        chunks = (raw[i:i + CHUNK] for i in range(0, len(raw), CHUNK))
         decomp = None
     elif info.compress_type == zipfile.ZIP_DEFLATED:
         decomp = zlib.decompressobj(-15)
-        chunks = None
     else:
         raise Refused("zip_method", member=info.filename, method=info.compress_type)
+    chunks = raw_chunks(data, info)
     out_size, crc = 0, 0
 
     def account(piece: bytes) -> None:
@@ -151,17 +173,19 @@ def inflate(data: bytes, info: zipfile.ZipInfo, limits: Limits, budget: list[int
                 account(piece)
                 yield piece
         else:
-            pending = raw
-            while not decomp.eof:
-                piece = decomp.decompress(pending, CHUNK)
-                pending = decomp.unconsumed_tail
-                if piece:
-                    account(piece)
-                    yield piece
-                elif not pending:
-                    break   # input exhausted before the end of the deflate stream
+            for pending in chunks:
+                while not decomp.eof:
+                    piece = decomp.decompress(pending, CHUNK)
+                    pending = decomp.unconsumed_tail
+                    if piece:
+                        account(piece)
+                        yield piece
+                    elif not pending:
+                        break   # this chunk's input used up: the next one
+                if decomp.eof:
+                    break
             if not decomp.eof:
-                raise Refused("zip_damaged", member=info.filename)
+                raise Refused("zip_damaged", member=info.filename)   # input exhausted before the stream's end
     except zlib.error:
         raise Refused("zip_damaged", member=info.filename) from None
     if out_size != info.file_size or (crc & 0xFFFFFFFF) != info.CRC:

@@ -3,7 +3,8 @@ checkouts (BEFORE and AFTER, e.g. `git worktree add --detach ../cmp-before
 COMMIT`) run in turns with this venv, wall and CPU of the whole process tree,
 medians (`ROUNDS`, default 3).
 
-    python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT
+    python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT [MORE_CHECKOUTS...]
+    VARIANT=own-tables python bench/ab_rows34.py ...   (each carnet at its own table)
 """
 import os
 import resource
@@ -15,10 +16,25 @@ import tempfile
 import time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_audit import _batch_folder  # noqa
-root = _batch_folder(200)
+from bench_audit import _batch_folder, _small, generated_batch  # noqa
+
+
+def _own_table(i: int):
+    """Row 3's carnet i at a table of its own: no carnet follows another, so
+    the rules across a table's carnets find nothing (the run's own cost, without
+    the findings those rules add to the bench's carnets)."""
+    from dataclasses import replace
+
+    return replace(_small(i), table=1 + i)
+
+
+# VARIANT=own-tables: the same carnets, each at its own table.
+root = generated_batch("small-200-own-tables", 200, _own_table) if os.environ.get("VARIANT") == "own-tables" \
+    else _batch_folder(200)
 PY = sys.executable
-revs = {"before": sys.argv[1], "after": sys.argv[2]}
+revs = {"before": sys.argv[1], "after": sys.argv[2], **{f"more{i}": p for i, p in enumerate(sys.argv[3:], 1)}}
+for path in revs.values():   # as an installed wheel is: compiled once, not by each process
+    subprocess.run([PY, "-m", "compileall", "-q", "auditor", "schemas"], cwd=path, check=True)
 walls = {(r, j): [] for r in revs for j in (1, 2)}
 cpus = {}
 for round_ in range(int(os.environ.get("ROUNDS", 3))):

@@ -1,6 +1,7 @@
 """Fuzz the reader (and, for a share of the inputs, the whole audit) with
 hypothesis-generated hostile carnets: random bytes as workbooks and CSV
-files, valid workbooks with their XML and zip edited, valid CSV tables with
+files, valid workbooks with their XML and zip edited, an .xlsb carnet with
+its records edited (far rows and cells, lying grids, cut records), valid CSV tables with
 their text edited in any dialect, and sound carnets spoiled as clerks do
 (columns and tables dropped, cells corrupted, rows repeated or moved), a
 share of which go through the whole audit.

@@ -179,16 +179,75 @@ def spoiled_carnet(draw):
     return "spoiled", files
 
 
-any_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(), spoiled_carnet())
+XLSB = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "office3" / "far" / "far-pyxlsbwriter.xlsb"
+
+
+def _record(typ: int, payload: bytes) -> bytes:
+    """One .xlsb record (MS-XLSB 2.1.4): its type and size as variable-length integers, then its payload."""
+    head = bytes([typ]) if typ < 0x80 else bytes([(typ & 0x7F) | 0x80, typ >> 7])
+    size, n = b"", len(payload)
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        size += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return head + size + payload
+
+
+def _row(r: int) -> bytes:
+    return _record(0x0000, r.to_bytes(4, "little") + bytes(4) + b"\x2c\x01\x00\x00\x00\x01\x00\x00\x00" + bytes(8))
+
+
+def _cell(typ: int, col: int, tail: bytes) -> bytes:
+    return _record(typ, col.to_bytes(4, "little") + bytes(4) + tail)
+
+
+# Records that steer an .xlsb sheet towards the guard's edge cases: far rows
+# (past Excel's last, where calamine stops reading), formatted blanks and values
+# far away, error cells, lying or inverted declared grids, cut records.
+XLSB_TOKENS = [_row(1048575), _row(0x100001), _row(5), _row(0xFFFFFFFF),
+               _cell(0x0001, 16383, b""), _cell(0x0002, 16383, b"\x06\x00\x00\x00"),
+               _cell(0x0002, 300, b"\x06\x00\x00\x00"), _cell(0x0002, 3, b"\x06\x00\x00\x00"),
+               _cell(0x0003, 2, b"\x17"), _cell(0x0003, 2, b"\x99"), _cell(0x000B, 1, b"\x07\x00\x00"),
+               _cell(0x0005, 0, b"\x00" * 8), _cell(0x0006, 1, b"\xff\xff\x00\x00"),
+               _cell(0x0007, 1, b"\xff\xff\xff\x7f"), _record(0x0002, b"\x01"),
+               _record(0x0094, (0).to_bytes(4, "little") + (1048575).to_bytes(4, "little") + bytes(4)
+                       + (16383).to_bytes(4, "little")),
+               _record(0x0094, (9).to_bytes(4, "little") + bytes(4) + (9).to_bytes(4, "little") + bytes(4)),
+               _record(0x0092, b""), b"\x80", b"\xff\xff\xff\xff"]
+
+xlsb_edit = st.tuples(st.integers(0, 1 << 20), st.integers(0, 8),
+                      st.one_of(st.sampled_from(XLSB_TOKENS), st.binary(max_size=8)))
+
+
+@lru_cache(maxsize=1)
+def base_xlsb() -> tuple[tuple[str, bytes], ...]:
+    """A carnet .xlsb (pyxlsbwriter's, with Excel's far formatted cell), as its (member, bytes) list."""
+    with zipfile.ZipFile(XLSB) as z:
+        return tuple((i.filename, z.read(i.filename)) for i in z.infolist())
+
+
+@st.composite
+def mutated_xlsb(draw):
+    """The .xlsb carnet with one part's records edited (a worksheet's, mostly)."""
+    members = list(base_xlsb())
+    sheets = [i for i, (name, _) in enumerate(members) if name.startswith("xl/worksheets/sheet")]
+    i = draw(st.one_of(st.sampled_from(sheets), st.integers(0, len(members) - 1)))
+    name, data = members[i]
+    members[i] = (name, _splice(data, draw(st.lists(xlsb_edit, min_size=1, max_size=6))))
+    return "xlsb", rezip(members)
+
+
+any_input = st.one_of(random_xlsx, mutated_xlsx(), mutated_xlsb(), random_csv, mutated_csv(), spoiled_carnet())
 # For the fuzz driver: the same inputs, one table per CSV carnet.
-fast_input = st.one_of(random_xlsx, mutated_xlsx(), random_csv, mutated_csv(whole=False), spoiled_carnet())
+fast_input = st.one_of(random_xlsx, mutated_xlsx(), mutated_xlsb(), random_csv, mutated_csv(whole=False),
+                       spoiled_carnet())
 
 
 def materialise(item, folder: Path) -> Path:
     kind, payload = item
     folder.mkdir(parents=True, exist_ok=True)
-    if kind == "xlsx":
-        path = folder / "carnet.xlsx"
+    if kind in ("xlsx", "xlsb"):
+        path = folder / f"carnet.{kind}"
         path.write_bytes(payload)
         return path
     path = folder / "carnet"

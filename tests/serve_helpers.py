@@ -27,7 +27,13 @@ class Server:
         self.tmp = tmp
         self.tmp.mkdir(parents=True, exist_ok=True)
         environ = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")}
-        environ.update({"TMPDIR": str(tmp), "LANG": "fr_FR.UTF-8", **(env or {})})
+        # The visit's workspace and the settings: the test's own, never the user's Documents or configuration.
+        self.workspace = tmp.parent / f"{tmp.name}-workspace"
+        self.config = tmp.parent / f"{tmp.name}-config"
+        environ.update({"TMPDIR": str(tmp), "LANG": "fr_FR.UTF-8", "XDG_CONFIG_HOME": str(self.config),
+                        **(env or {})})
+        if "--workspace" not in args and not (env or {}).get("NO_WORKSPACE"):
+            args = ("--workspace", str(self.workspace), *args)
         self.proc = subprocess.Popen([sys.executable, "-m", "auditor", "serve", "--no-browser", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
         self.lines: list[str] = []

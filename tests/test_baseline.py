@@ -257,8 +257,11 @@ def test_reviews_hold_only_what_was_typed_or_in_the_carnet(tmp_path):
     f = one(doc(tmp_path / "r1"), "EC66-01")
     review(tmp_path / "r1", f["fingerprint"], "justifie", "vu au PV", "Mme Lefèvre")
     entry = json.loads((tmp_path / "r1" / "c" / "reviews.jsonl").read_text(encoding="utf-8"))
-    assert set(entry) == {"fingerprint", "status", "justification", "by", "at", "carnet", "code", "seance", "coup"}
+    assert set(entry) == {"fingerprint", "status", "justification", "by", "at", "carnet", "code", "seance", "coup",
+                          "impact_cents", "expected", "found"}
     assert (entry["code"], entry["seance"], entry["coup"]) == (f["code"], f["seance"], f["coup"])
+    # The values the decision was made on: what makes it stale when the finding changes.
+    assert (entry["impact_cents"], entry["expected"], entry["found"]) == (f["impact_cents"], f["expected"], f["found"])
     assert (entry["justification"], entry["by"], entry["carnet"]) == ("vu au PV", "Mme Lefèvre", "c")
 
 
@@ -281,3 +284,133 @@ def test_cached_run_with_a_baseline_hits_and_keeps_states(tmp_path, capsys):
     main(["audit", str(src), "--out", str(tmp_path / "r4"), "--jobs", "1", "--baseline", str(tmp_path / "r1"), *cache])
     assert "(1 from the cache)" in capsys.readouterr().err
     assert doc(tmp_path / "r4")["findings"][0]["review"]["status"] == "confirme"
+
+
+# -- v1.2: the baseline follows findings; a review holds for what was reviewed ------------------
+
+def _finding(code="EC66-01", seance=1, coup=3, impact=10, found="0,20 €", fp="f" * 20):
+    from auditor.model import Finding, Severity
+
+    return Finding(code=code, severity=Severity.ERROR, article="66", message="m", seance=seance, coup=coup, rang=None,
+                   table="coups", row=4, column="prelevement", cell=None,
+                   expected="0,30 €", found=found, impact_cents=impact, fingerprint=fp)
+
+
+def test_a_review_goes_stale_when_the_values_it_was_made_on_change():
+    from auditor.baseline import CarnetBaseline, apply
+    from auditor.reviews import make_entry
+
+    made = make_entry("f" * 20, "justifie", "vu au PV", "X", at="2026-11-01T00:00:00Z",
+                      finding=_finding().as_json())
+    same = apply([_finding()], CarnetBaseline((), (made,)))
+    assert same.reviews["f" * 20]["stale"] is False
+    assert not same.blocking(_finding(), only_new=False)            # justified: clears the exit status
+    grown = _finding(impact=100, found="0,10 €")
+    now = apply([grown], CarnetBaseline((), (made,)))
+    assert now.reviews["f" * 20]["stale"] is True
+    assert now.blocking(grown, only_new=False)                      # stale: no longer clears
+    # Under --fail-on-new a finding whose review is stale counts as new, even when not new.
+    before = ({**{k: grown.as_json()[k] for k in ("fingerprint", "code", "severity", "expected", "found",
+                                                  "impact_cents")}},)
+    against = apply([grown], CarnetBaseline(before, (made,)))
+    assert against.state(grown) == "unchanged" and against.blocking(grown, only_new=True)
+    # A decision recorded before the values were kept cannot be judged: not stale.
+    old = {k: v for k, v in made.items() if k not in ("impact_cents", "expected", "found")}
+    assert apply([grown], CarnetBaseline((), (old,))).reviews["f" * 20]["stale"] is False
+
+
+def test_carnets_are_matched_by_id_cover_or_findings_and_the_rest_vanish():
+    from auditor.baseline import PreviousRun, match
+
+    prev = PreviousRun(
+        findings={fp: {"fingerprint": fp} for fp in ("a1", "a2", "b1", "c1", "d1")},
+        carnets={"same": {"path": "same", "cover": ("C", "1", "1", "2026-01-01"), "fps": ("a1",)},
+                 "old-name": {"path": "old", "cover": ("C", "2", "1", "2026-01-02"), "fps": ("b1",)},
+                 "no-cover": {"path": "nc", "cover": None, "fps": ("c1", "a2")},
+                 "gone": {"path": "gone", "cover": ("C", "4", "1", "2026-01-04"), "fps": ("d1",)}})
+    for c in prev.carnets.values():
+        c["findings"] = {fp: prev.findings[fp] for fp in c["fps"]}
+    m = match(prev, [("same", ("C", "1", "1", "2026-01-01"), frozenset({"a1"})),
+                     ("new-name", ("C", "2", "1", "2026-01-02"), frozenset()),
+                     ("moved", None, frozenset({"c1", "x"})),
+                     ("fresh", ("C", "9", "1", "2026-01-09"), frozenset({"y"}))])
+    assert m.predecessor == {"same": "same", "new-name": "old-name", "moved": "no-cover"}
+    assert m.renamed == [{"from": "old-name", "to": "new-name"}, {"from": "no-cover", "to": "moved"}]
+    assert m.vanished == ["gone"] and m.matched == 3 and m.total == 4
+
+
+@pytest.mark.subprocess
+def test_a_baseline_of_another_root_or_an_empty_folder_is_said(tmp_path, capsys):
+    src = tmp_path / "c"
+    write_csv_folder(carnet_v1(), src)
+    other = tmp_path / "other"
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=3, table=9, casino="Autre casino")), other / "x")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=4, table=8, casino="Autre casino")), other / "y")
+    audit(other, tmp_path / "r-other")
+    capsys.readouterr()
+    assert audit(src, tmp_path / "r1", "--baseline", str(tmp_path / "r-other")) == 1
+    err = capsys.readouterr().err
+    assert "only 0 of 1 carnet(s) of this run are found in it" in err
+    assert {f["baseline_state"] for f in doc(tmp_path / "r1")["findings"]} == {"new"}
+    # An empty folder, or one that does not exist yet: a first night, said, never a usage error.
+    (tmp_path / "empty").mkdir()
+    for folder in ("empty", "not-yet"):
+        assert audit(src, tmp_path / f"r-{folder}", "--baseline", str(tmp_path / folder), "--fail-on-new") == 1
+        err = capsys.readouterr().err
+        assert "no previous run in that folder" in err and "only" not in err
+        changes = json.loads((tmp_path / f"r-{folder}" / "changes.json").read_text(encoding="utf-8"))
+        assert changes["baseline"]["first_night"] is True
+        assert changes["counts"]["new"] == len(doc(tmp_path / f"r-{folder}")["findings"])
+
+
+@pytest.mark.subprocess
+def test_changes_are_deterministic_and_speak_the_reports_language(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    root = tmp_path / "casino"
+    write_csv_folder(carnet_v1(), root / "t3")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=2, table=4, ticket_start={10: 1, 100: 1, 1000: 1})),
+                     root / "t4")
+    audit(root, tmp_path / "r1")
+    t = carnet_v1()
+    inject(t, ["EC64-01"], seed=99)
+    write_csv_folder(t, root / "t3")
+    for name in ("a", "b"):
+        audit(root, tmp_path / name, "--baseline", str(tmp_path / "r1"))
+    audit(root, tmp_path / "en", "--baseline", str(tmp_path / "r1"), "--lang", "en")
+    for file in ("changes.json", "changes.txt"):
+        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
+    changes = json.loads((tmp_path / "a" / "changes.json").read_text(encoding="utf-8"))
+    assert changes["counts"]["new"] >= 1 and {x["carnet"] for x in changes["new"]} == {"t3"}
+    assert all(x["message"] and "impact_cents" in x for x in changes["new"])
+    fr = (tmp_path / "a" / "changes.txt").read_text(encoding="utf-8")
+    en = (tmp_path / "en" / "changes.txt").read_text(encoding="utf-8")
+    assert fr.startswith("Ce qui a changé depuis l'audit précédent") and "Constats nouveaux" in fr
+    assert en.startswith("What changed since the previous audit") and "New findings" in en
+    index = (tmp_path / "a" / "index.html").read_text(encoding="utf-8")
+    html5lib.HTMLParser(strict=True).parse(index)
+    assert 'href="changes.txt"' in index and 'href="changes.json"' in index
+    # Every field written is documented (docs/changes.md), so a field added undocumented fails here.
+    documented = (Path(__file__).resolve().parent.parent / "docs" / "changes.md").read_text(encoding="utf-8")
+    written = set(changes) | set(changes["baseline"]) | set(changes["counts"])
+    written |= {k for x in changes["new"] + changes["across"] for k in x}
+    assert not {k for k in written if f"`{k}`" not in documented}
+    # Without --baseline, no changes file.
+    audit(root, tmp_path / "plain")
+    assert not (tmp_path / "plain" / "changes.json").exists()
+
+
+def test_two_carnets_sharing_a_fingerprint_are_each_compared_with_their_own(tmp_path):
+    """Overlapping carnets (same casino, table, séance and date) give the same fingerprint to
+    alike findings: each carnet's finding is compared with its own baseline carnet's."""
+    from auditor.baseline import Baseline
+
+    fp = "ab" * 10
+    for cid, found in (("a", "4"), ("b", "409")):
+        (tmp_path / "r" / cid).mkdir(parents=True)
+        (tmp_path / "r" / cid / "findings.json").write_text(json.dumps({"findings": [
+            {"fingerprint": fp, "code": "EC83-02", "severity": "info", "expected": "5000", "found": found,
+             "impact_cents": 0}]}), encoding="utf-8")
+    b = Baseline(tmp_path / "r")
+    assert b.match([("a", None, frozenset({fp})), ("b", None, frozenset({fp}))]) == []
+    assert [x["found"] for x in b.context("a", {fp}).baseline] == ["4"]
+    assert [x["found"] for x in b.context("b", {fp}).baseline] == ["409"]

@@ -333,13 +333,18 @@ def test_full_disk_stops_the_run_then_the_cache_resumes_it(tmp_path, small_disk)
 @pytest.mark.parametrize("error, reason", [(errno.ENOSPC, "no space left on the disk"),
                                            (errno.EACCES, "permission denied")])
 def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, error, reason):
-    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    """A write error in this process: a night whose carnets are all in the
+    cache makes their files here (no worker is started for them)."""
+    root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
+    assert main(["audit", str(root), "--out", str(tmp_path / "night1"), "--cache", str(cache), "--jobs", "2",
+                 "--quiet", "--fail-on", "never"]) == 0
+    third = sorted(NAMES)[2]
     real_replace, calls = os.replace, []
 
     def failing_replace(src, dst):
         calls.append(dst)
-        if len(calls) == 5:  # the third carnet's first file
-            raise OSError(error, os.strerror(error))
+        if Path(dst).parent.name == third and Path(dst).name in ("report.html", "findings.json"):
+            raise OSError(error, os.strerror(error))   # the third carnet's first file
         return real_replace(src, dst)
 
     monkeypatch.setattr(atomic.os, "replace", failing_replace)
@@ -347,13 +352,16 @@ def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, er
     (out / "t1").mkdir(parents=True)
     (out / "t1" / f".report.html.999{atomic.PART_SUFFIX}").write_text("<html>half")
     (out / "summary.json").write_text('{"carnets": []}')
-    assert main(["audit", str(root), "--out", str(out), "--jobs", "2", "--quiet"]) == 2
+    capsys.readouterr()
+    assert main(["audit", str(root), "--out", str(out), "--cache", str(cache), "--jobs", "2", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    [line] = err.strip().splitlines()
-    assert line.startswith(f"ecarte-audit: cannot write {calls[4]}: {reason}. ")
-    assert "The run stopped after 2 of 5 carnet(s); with --cache DIR, a new run resumes" in line
-    assert not Path(calls[4]).exists() and not (out / "summary.json").exists()
+    cached_notice, line = err.strip().splitlines()
+    assert cached_notice.endswith("5 of 5 carnet(s) already audited (in the cache), 0 to audit")
+    failed = next(c for c in calls if Path(c).parent.name == third)
+    assert line.startswith(f"ecarte-audit: cannot write {failed}: {reason}. ")
+    assert "The run stopped after 2 of 5 carnet(s); run the same command again" in line
+    assert not Path(failed).exists() and not (out / "summary.json").exists()
     whole(out)
 
 
@@ -443,8 +451,28 @@ def test_dask_worker_lost_mid_run_is_survived(tmp_path, dask_cluster, capsys):
         os.kill(pid, signal.SIGKILL)  # the worker holding t3 is lost
         code = batch.result(timeout=120)
     assert code == 0
-    assert "Traceback" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # The carnet given to another worker is named in the command's output (--quiet or not).
+    assert re.search(r"t3: audited again, its Dask worker was lost", err), err
     assert {e["verdict"] for e in accounted(out).values()} == {"ok"}
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_dask_cluster_without_workers_stops_with_a_clear_message(tmp_path, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    root, out = carnets(tmp_path / "in", ["t1", "t2"]), tmp_path / "out"
+    # A scheduler with no worker at all (all gone, or never started): not a silent wait.
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
+        started = time.monotonic()
+        code = main(["audit", str(root), "--out", str(out), "--quiet", "--lang", "en",
+                     "--scheduler", cluster.scheduler_address, "--cluster-wait", "3"])
+        waited = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"the Dask cluster {cluster.scheduler_address} has had no worker for 3 s (--cluster-wait)" in err
+    assert waited < 60   # it stopped: the run did not wait without limit
 
 
 @pytest.mark.subprocess

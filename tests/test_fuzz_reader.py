@@ -14,7 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
-from strategies import materialise, mutated_csv, mutated_xlsx, random_csv, random_xlsx, spoiled_carnet  # noqa: E402
+from strategies import (materialise, mutated_csv, mutated_xlsb, mutated_xlsx, random_csv, random_xlsx,  # noqa: E402
+                        spoiled_carnet)
 
 from auditor.catalogue import load_profile  # noqa: E402
 from auditor.normalise import normalise  # noqa: E402
@@ -92,6 +93,17 @@ def test_edited_workbooks(item):
         carnet = normalise(raw)
     for name, table in carnet.tables.items():
         assert table.rows_read == len(table.df) + raw.tables[name].rows_dropped
+
+
+@FAST
+@given(mutated_xlsb())
+def test_edited_xlsb_workbooks(item):
+    # Far rows and cells, lying grids, cut records in an .xlsb's sheets: read or
+    # refused (EC00-01), never an exception, every row read accounted for.
+    with tempfile.TemporaryDirectory() as tmp:
+        result = audit_path(materialise(item, Path(tmp)), PROFILE, debug=True)
+    assert result.carnet.source.format == "xlsb"
+    check_accounting(result)
 
 
 def audit_or_xfail(path):

@@ -10,13 +10,14 @@
   pandas with xlsxwriter and openpyxl): the original's findings, or a loud
   EC00-02 (xlsxwriter's formulas, never computed);
 - month-first text dates (an office program's CSV export in an English locale);
-- a far formatted cell saved by LibreOffice and Gnumeric, per container and table;
+- a far formatted cell saved by LibreOffice and Gnumeric, per container and table
+  (and an .xlsb written by pyxlsbwriter, its far cell added as Excel leaves it);
 - every workbook sample through LibreOffice's and Gnumeric's CSV export, in
   French and English locales: the original, a loud EC00-02, or a named
   silent reading where no cell tells the order of the dates.
 
 The workbooks of tests/fixtures/office2/ and the files of office3/ were made
-by that software (make_office2.py, make_office3.py); CI does not need it.
+by that software (make_office2.py, make_office3.py, make_far_xlsb.py); CI does not need it.
 """
 
 from __future__ import annotations
@@ -303,11 +304,13 @@ def test_a_mixed_carnet_gives_ec00_02_on_its_smaller_side(tmp_path):
 
 FAR = Path(__file__).parent / "fixtures" / "office3" / "far"
 TABLES = ["carnet", "seances", "fiches", "coups", "mises", "tickets", "carnets_tickets"]
+# One per container; the .xlsb is pyxlsbwriter's, its far cell added record by record (make_far_xlsb.py).
+FAR_FILES = ["far-openpyxl.xlsx", "far-lo.ods", "far-gnumeric.ods", "far-lo.xls", "far-gnumeric.xls",
+             "far-pyxlsbwriter.xlsb"]
 
 
 @pytest.mark.parametrize("table", TABLES)
-@pytest.mark.parametrize("name", ["far-openpyxl.xlsx", "far-lo.ods", "far-gnumeric.ods", "far-lo.xls",
-                                  "far-gnumeric.xls"])
+@pytest.mark.parametrize("name", FAR_FILES)
 def test_a_far_formatted_cell_saved_by_real_software_is_no_part_of_the_table(name, table):
     # Each container, each table: read as the original (same rows, columns, cells), no EC00-01.
     got = read_carnet(FAR / name)
@@ -318,8 +321,7 @@ def test_a_far_formatted_cell_saved_by_real_software_is_no_part_of_the_table(nam
     assert a.df.astype(str).values.tolist() == b.df.astype(str).values.tolist()
 
 
-@pytest.mark.parametrize("name", ["far-openpyxl.xlsx", "far-lo.ods", "far-gnumeric.ods", "far-lo.xls",
-                                  "far-gnumeric.xls"])
+@pytest.mark.parametrize("name", FAR_FILES)
 def test_a_far_formatted_cell_saved_by_real_software_keeps_the_findings(name):
     assert sorted(map(key, run(FAR / name).findings)) == sorted(map(key, run(XLSX_CARNET).findings))
 
@@ -341,6 +343,140 @@ def test_gnumeric_xls_holds_the_far_blank_and_declares_the_whole_grid():
 def test_a_far_value_in_an_xls_is_a_real_giant_grid_and_refused():
     got = run(FAR / "farvalue-gnumeric.xls")
     assert [f.code for f in got.findings] == ["EC00-01"] and "256" in got.findings[0].message
+
+
+def _xlsb_sheets(path: Path) -> dict[str, bytes]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        return {n: zf.read(n) for n in zf.namelist() if n.startswith("xl/worksheets/sheet")}
+
+
+def test_the_xlsb_holds_the_far_blank_and_declares_the_whole_grid():
+    # What makes the fixture worth having, as Excel leaves it: in every sheet a
+    # BrtWsDim of A1:XFD1048576 and a formatted BrtCellBlank at XFD1048576.
+    import struct
+
+    from auditor.read.container_guard import _xlsb_records
+
+    sheets = _xlsb_sheets(FAR / "far-pyxlsbwriter.xlsb")
+    assert len(sheets) == len(TABLES)
+    for body in sheets.values():
+        recs = [(typ, body[at:at + size]) for typ, at, size in _xlsb_records(body)]
+        dims = [b for t, b in recs if t == 0x0094]
+        assert [struct.unpack("<IIII", b) for b in dims] == [(0, 1048575, 0, 16383)]
+        rows = [struct.unpack_from("<I", b)[0] for t, b in recs if t == 0x0000]
+        blanks = [struct.unpack_from("<II", b) for t, b in recs if t == 0x0001]
+        assert rows[-1] == 1048575 and blanks == [(16383, 3)]
+
+
+def test_a_far_value_in_an_xlsb_is_a_real_giant_grid_and_refused():
+    got = run(FAR / "farvalue-pyxlsbwriter.xlsb")
+    assert [f.code for f in got.findings] == ["EC00-01"] and got.carnet.unreadable
+    assert "16\u202f384" in got.findings[0].message and "mises" in got.findings[0].message
+
+
+def test_an_xlsb_row_header_alone_is_no_part_of_the_size_but_one_past_excel_s_last_row_is_refused():
+    # A BrtRowHdr without a cell (a formatted or resized row) places nothing;
+    # past row 1,048,577 calamine stops reading the sheet, the rows after it lost.
+    import struct
+
+    from auditor.limits import DEFAULT_LIMITS
+    from auditor.read.container_guard import scan_xlsb_sheet
+    from auditor.zippkg import Refused
+
+    def row(n):
+        return b"\x00\x19" + struct.pack("<IIHHBIII", n, 0, 0x12C, 0, 0, 1, 0, 0)
+
+    cell = b"\x02\x0c" + struct.pack("<IIi", 1, 0, (7 << 2) | 2)   # BrtCellRk 7 in column B
+    body = b"\x91\x01\x00" + row(3) + cell + row(1048575) + b"\x92\x01\x00"   # BrtBeginSheetData … BrtEndSheetData
+    scan = scan_xlsb_sheet(body, DEFAULT_LIMITS)
+    assert (scan.max_row, scan.max_col) == (4, 2)
+    with pytest.raises(Refused) as exc:
+        scan_xlsb_sheet(b"\x91\x01\x00" + row(0x100001) + row(3) + cell + b"\x92\x01\x00", DEFAULT_LIMITS)
+    assert exc.value.kind == "too_many_rows"
+
+
+def test_an_xlsb_record_shorter_than_its_fields_is_read_as_calamine_reads_it(tmp_path):
+    # calamine reads a record's fields from its one buffer, never cleared: a
+    # cell record cut to nothing takes its column from the record before it
+    # (here a far formatted blank), and calamine places a value there. The
+    # guard reads it the same way (a row taken so could cost gigabytes).
+    import io
+    import struct
+    import zipfile
+
+    import python_calamine
+
+    from auditor.limits import DEFAULT_LIMITS
+    from auditor.read.container_guard import check_xlsb, scan_xlsb_sheet
+    from auditor.zippkg import Refused
+
+    row = b"\x00\x19" + struct.pack("<IIHHBIII", 2, 0, 0x12C, 0, 0, 1, 0, 0)
+    blank = b"\x01\x08" + struct.pack("<II", 16383, 3)   # BrtCellBlank at column XFD
+    cut = b"\x02\x00"                                    # BrtCellRk of no byte
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
+        members = [(i, zin.read(i)) for i in zin.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info, body in members:
+            if info.filename == "xl/worksheets/sheet1.bin":   # the sheet `carnet`
+                first_row = body.index(b"\x00\x19\x00\x00\x00\x00")   # its first BrtRowHdr
+                body = body[:first_row] + row + blank + cut + body[first_row:]
+                with pytest.raises(Refused) as exc:
+                    scan_xlsb_sheet(body, DEFAULT_LIMITS)
+                assert exc.value.kind == "too_many_columns" and exc.value.params["columns"] == 16384
+            zout.writestr(info, body)
+    data = out.getvalue()
+    with pytest.raises(Refused):
+        check_xlsb(data, DEFAULT_LIMITS)
+    # What calamine itself makes of it: a value in column XFD (16,384 columns).
+    rows = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data)).get_sheet_by_name("carnet").to_python()
+    assert max(len(r) for r in rows) == 16384
+
+
+def test_an_xlsb_sheet_cut_inside_a_record_is_no_traceback(tmp_path):
+    # A worksheet part that ends inside a cell record (a damaged copy): calamine
+    # fails at that record; the guard stops there too, with no exception.
+    import zipfile
+
+    src = tmp_path / "cut.xlsb"
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin, zipfile.ZipFile(src, "w") as zout:
+        for info in zin.infolist():
+            body = zin.read(info)
+            if info.filename == "xl/worksheets/sheet5.bin":   # the sheet `mises`
+                body = body[:body.index(b"\x00\x19\x05\x00\x00\x00")] + b"\x02\x0c\x01\x00"   # BrtCellRk cut
+            zout.writestr(info, body)
+    got = run(src)
+    assert [f.table for f in got.findings if f.code == "EC00-01"] == ["mises"]   # the other tables still read
+    assert "coups" in got.carnet.tables
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_user_audits_an_xlsb_with_a_far_formatted_cell(tmp_path):
+    # As a user would: the command, the real clock, the file renamed; the
+    # findings of the carnet, and the declared 17-billion-cell grid costs nothing.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "Carnet table 3 (copie).xlsb"
+    shutil.copyfile(FAR / "far-pyxlsbwriter.xlsb", src)
+    out = tmp_path / "out"
+    code = ("import resource, sys\n"
+            "from auditor.cli import main\n"
+            f"rc = main(['audit', {str(src)!r}, '--out', {str(out)!r}, '--quiet', '--format', 'json'])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+            "sys.exit(rc)\n")
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr   # a compliant carnet
+    doc = json.loads(next(out.glob("*/findings.json")).read_text(encoding="utf-8"))
+    assert doc["source"]["format"] == "xlsb" and doc["reading"]["container"] == "xlsb"
+    assert sorted(f["code"] for f in doc["findings"]) == sorted(f.code for f in run(XLSX_CARNET).findings)
+    assert int(proc.stdout.split()[-1]) < 600
 
 
 def test_an_xls_declared_grid_is_cut_to_its_cells_for_calamine():

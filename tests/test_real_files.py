@@ -440,7 +440,7 @@ def test_an_xlsb_saved_by_excel_is_read_through_calamine_and_guarded(tmp_path):
     assert {f.code for f in result.findings} == {"EC00-01"}
 
 
-def test_an_xlsb_that_declares_a_huge_grid_or_is_cut_is_refused(tmp_path):
+def test_an_xlsb_wider_than_the_limits_or_cut_is_refused(tmp_path):
     data = XLSB.read_bytes()
     cut = tmp_path / "cut.xlsb"
     cut.write_bytes(data[:len(data) // 2])

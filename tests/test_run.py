@@ -126,3 +126,59 @@ def test_the_order_and_place_of_carnets_do_not_change_the_findings_across(tmp_pa
         return sorted((f["code"], f["fingerprint"], f["impact_cents"]) for f in summary(out)["cross_carnet_findings"])
 
     assert fps(tmp_path / "oa") == fps(tmp_path / "ob") != []
+
+
+def test_local_workers_keep_the_audits_they_make_and_hand_back_only_their_head(tmp_path):
+    """The audit crosses no pipe: the worker writes it (to the cache entry, or
+    the run's spool) and the run holds only its row, facts and fingerprints."""
+    import contextlib
+
+    from auditor.batch import Cache, Executor, Options, plan
+    from auditor.batch.cache import Kept, load_audit
+
+    jobs = plan([pair(tmp_path / "casino")])
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    cache = Cache(tmp_path / "cache", Options())
+    keys = {i: cache.key(job) for i, job in enumerate(jobs)}
+
+    def keep(index):   # the first carnet is not cached: it waits in the spool
+        return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index else None
+
+    with contextlib.ExitStack() as stack:
+        kept = list(Executor(stack, Options(), workers=2).audits(list(enumerate(jobs)), keep=keep))
+    assert sorted(k.index for k in kept) == [0, 1, 2]
+    for k in kept:
+        assert isinstance(k, Kept) and k.pid is not None
+        assert k.in_cache == (k.index != 0) and k.path.parent == (spool if k.index == 0 else keep(k.index)[1])
+        audit = load_audit(k.path)
+        assert audit.entry == k.entry and k.fingerprints == {f.fingerprint for f in audit.findings}
+        if k.index:
+            assert cache.load(keys[k.index]).entry == k.entry   # a whole entry: the next night's hit
+
+
+def test_findings_across_carnets_follow_a_renamed_carnet_and_are_listed_once_in_the_changes(tmp_path, capsys):
+    root = pair(tmp_path / "casino")
+    cache = ("--cache", str(tmp_path / "cache"))
+    # The first night: its baseline folder is not there yet.
+    assert audit(root, tmp_path / "night1", *cache, "--baseline", str(tmp_path / "night0")) == 1
+    cross = summary(tmp_path / "night1")["cross_carnet"]
+    assert cross and {f["baseline_state"] for f in cross} == {"new"}
+    # The workbook of table 2 saved under another name, as people do.
+    (root / "t2.xlsx").rename(root / "t2 copie.xlsx")
+    capsys.readouterr()
+    assert audit(root, tmp_path / "night2", *cache, "--baseline", str(tmp_path / "night1"), "--fail-on-new") == 0
+    err = capsys.readouterr().err
+    assert "only" not in err and "no previous run" not in err
+    s = summary(tmp_path / "night2")
+    assert s["baseline"]["renamed"] == [{"from": "t2.xlsx", "to": "t2_copie.xlsx"}]
+    assert s["baseline"]["matched_carnets"] == 3 and s["baseline"]["vanished"] == []
+    assert {f["baseline_state"] for f in s["cross_carnet"]} == {"unchanged"}
+    changes = json.loads((tmp_path / "night2" / "changes.json").read_text(encoding="utf-8"))
+    assert changes["counts"]["new"] == changes["counts"]["absent"] == 0
+    assert sorted(f["fingerprint"] for f in changes["across"]) == sorted(f["fingerprint"] for f in cross)
+    assert {tuple(f["carnets"]) for f in changes["across"]} <= {("t1", "t2_copie.xlsx"), ("t2_copie.xlsx", "t1")}
+    # The first night's new findings across carnets were each listed once, under one carnet.
+    first = json.loads((tmp_path / "night1" / "changes.json").read_text(encoding="utf-8"))
+    listed = [f["fingerprint"] for f in first["new"] if f.get("across")]
+    assert sorted(listed) == sorted(f["fingerprint"] for f in cross)

@@ -143,10 +143,10 @@ def test_a_workbook_gives_the_same_report_as_the_command_line(server, tmp_path):
     status, headers, data = server.request("GET", "/" + carnet["workbook"] + "?download=1")
     assert status == 200 and data[:2] == b"PK"
     assert headers["content-disposition"].startswith("attachment;")
-    # Only the names the server chose are on disk.
-    [private] = server.private_folders()
-    run_folder = next(p for p in private.glob("run-*") if (p / "out" / "carnet-1").is_dir()
-                      and (p / "in" / "carnet-1.xlsx").is_file())
+    # Kept in the workspace by casino, table and date; only the names the server chose are on disk.
+    run_folder = server.workspace / doc["place"]
+    assert (run_folder / "out" / "carnet-1").is_dir() and (run_folder / "in" / "carnet-1.xlsx").is_file()
+    assert doc["place"].startswith("Casino de Forges-les-Eaux/Table 2/")
     assert not any("numérotation" in name for name in files_under(run_folder))
 
 
@@ -203,7 +203,7 @@ def test_an_oversized_upload_is_refused_with_a_clear_message(server):
     before = files_under(server.tmp)
     status, _, data = server.upload([("gros.xlsx", b"PK" + b"\0" * (1024 * 1024 + 10))])
     assert status == 413
-    assert json.loads(data)["error"] == "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+    assert json.loads(data)["error"] == "Fichier « gros.xlsx » refusé : il dépasse la limite de 1 Mo par fichier."
     assert files_under(server.tmp) == before        # nothing kept, not even in the spool
 
 
@@ -260,8 +260,12 @@ def test_a_damaged_zip_and_an_unknown_file(server):
     status, _, data = server.request("GET", f"/runs/{doc['run']}/carnet-1/findings.json")
     [finding] = json.loads(data)["findings"]
     assert finding["code"] == "EC00-01" and "zip lisible" in finding["message"]
-    status, _, data = server.upload([("photo.jpg", b"\xff\xd8")])
-    assert status == 202
+    # Nothing dropped is a carnet: said at once, with the names a carnet has.
+    status, _, data = server.upload([("photo.jpg", b"\xff\xd8"), ("notes.csv", b"a;b")])
+    assert status == 400
+    message = json.loads(data)["error"]
+    assert message.startswith("Aucun carnet dans ce qui a été déposé.")
+    assert "coups.csv, mises.csv" in message and ".xlsx" in message
     assert server.request("POST", "/api/audit", b"garbage", {"Content-Type": "multipart/form-data; boundary=x"}
                           )[0] == 400
 
@@ -295,7 +299,7 @@ def _ctrl_c(tmp_path: Path):
     assert doc["state"] == "done", doc["message"]
     [private] = server.private_folders()
     assert private.stat().st_mode & 0o777 == 0o700        # this user's only
-    assert any(private.rglob("report.html"))
+    assert any(server.workspace.rglob("report.html"))      # kept: the inspector's record
     code, out, err = server.interrupt()
     assert code == 0, err
     assert "Page d'audit arrêtée ; fichiers temporaires effacés." in out
@@ -355,8 +359,8 @@ def test_reviews_are_checked_before_anything_is_written(tmp_path):
         assert status == 200
         [entry] = reviews.load_reviews(review_file).entries
         assert entry["status"] == "confirme" and entry["carnet"] == "a.xlsx"
-        status, _, data = server.request("GET", "/api/reviews")
-        assert json.loads(data)["latest"][entry["fingerprint"]]["status"] == "confirme"
+        # The audit's own file, in the workspace, holds it too (the files are made again from it).
+        assert reviews.load_reviews(server.workspace / doc["place"] / "reviews.jsonl").entries == [entry]
     finally:
         server.stop()
 
@@ -394,9 +398,206 @@ def test_make_serve_starts_it_and_opens_the_browser(tmp_path):
             if opened.exists() and opened.read_text().strip():
                 break
             time.sleep(0.1)
-        assert opened.read_text().split() == [address]
+        # The browser's command line holds a private file of ours, never the token.
+        [uri] = opened.read_text().split()
+        assert uri.startswith("file:///") and "token" not in uri
+        from urllib.parse import unquote, urlparse
+
+        redirect = Path(unquote(urlparse(uri).path))
+        assert redirect.stat().st_mode & 0o777 == 0o600
+        assert f'content="0;url={address}"' in redirect.read_text(encoding="utf-8")
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert "Page d'audit arrêtée" in out, err
     assert not list(tmp_path.glob("ecarte-audit-serve-*"))
+
+
+# -- the visit: counts, findings across carnets, reviews ----------------------------------
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_counts_equal_the_reports_and_the_index_and_a_finding_across_carnets_is_reviewable(server, tmp_path):
+    from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
+
+    # Two carnets of one casino whose tickets were generated alike: EC82-03 across carnets.
+    write_xlsx(generate(Spec(seances=1, coups=6, seed=1, table=1)), tmp_path / "t1.xlsx")
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=2, table=2)), tmp_path / "t2")
+    doc = server.audit([("t1.xlsx", (tmp_path / "t1.xlsx").read_bytes()),
+                        *csv_folder(tmp_path / "t2", "t2/").items()])
+    assert doc["batch"] and len(doc["carnets"]) == 2
+    index = json.loads(server.request("GET", f"/runs/{doc['run']}/summary.json")[2])
+    listed = json.loads(server.request("GET", "/api/audits")[2])
+    [kept] = [a for v in listed["visits"] for a in v["audits"] if a["id"] == doc["run"]]
+    across = None
+    for shown, row, kept_row in zip(doc["carnets"], index["carnets"], kept["carnets"]):
+        findings = json.loads(server.request("GET", "/" + shown["findings"])[2])
+        report = server.request("GET", "/" + shown["report"])[2].decode("utf-8")
+        # The page's counts are the report's and the index's, findings across carnets included.
+        assert shown["summary"]["errors"] == findings["summary"]["errors"] == row["summary"]["errors"] \
+            == kept_row["errors"]
+        assert shown["summary"]["warnings"] == findings["summary"]["warnings"] == row["summary"]["warnings"]
+        mine = [f for f in findings["findings"] if f.get("across")]
+        assert mine and all(f'data-fingerprint="{f["fingerprint"]}"' in report for f in mine)
+        across = mine[0]
+    path = f"/api/runs/{doc['run']}/{doc['carnets'][0]['id']}/review"
+    status, _, data = server.request("POST", path, json.dumps({
+        "fingerprint": across["fingerprint"], "status": "confirme", "justification": "tickets en double",
+        "by": "Claire Dupont"}).encode(), {"Content-Type": "application/json"})
+    assert status == 200, data
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        now = json.loads(server.request("GET", f"/api/runs/{doc['run']}")[2])
+        if now["version"] > doc["version"] and not now["rendering"]:
+            break
+        time.sleep(0.2)
+    for shown in doc["carnets"]:   # the one decision reaches every carnet the finding involves
+        findings = json.loads(server.request("GET", "/" + shown["findings"])[2])
+        [f] = [f for f in findings["findings"] if f["fingerprint"] == across["fingerprint"]]
+        assert f["review"]["justification"] == "tickets en double"
+    status, _, data = server.request("POST", path, json.dumps({
+        "fingerprint": "0" * 20, "status": "confirme", "justification": "x", "by": "y"}).encode(),
+        {"Content-Type": "application/json"})
+    assert (status, json.loads(data)["error"]) == (400, "Requête illisible.")
+
+
+@pytest.mark.subprocess
+def test_an_audit_kept_in_the_workspace_survives_the_server(tmp_path):
+    """A second server on the same workspace lists the first one's audit and serves its files."""
+    first = Server(tmp_path / "tmp1")
+    try:
+        doc = first.audit([("a.xlsx", XLSX.read_bytes())])
+    finally:
+        first.stop()
+    second = Server(tmp_path / "tmp2", "--workspace", str(first.workspace))
+    try:
+        listed = json.loads(second.request("GET", "/api/audits")[2])
+        assert [a["id"] for v in listed["visits"] for a in v["audits"]] == [doc["run"]]
+        again = json.loads(second.request("GET", f"/api/runs/{doc['run']}")[2])
+        assert again["state"] == "done" and again["place"] == doc["place"]
+        status, _, body = second.request("GET", "/" + again["carnets"][0]["report"])
+        assert status == 200 and b"a.xlsx" in body
+        status, _, body = second.request("GET", f"/runs/{doc['run']}/carnet-1/cell?table=coups&row=3&column=")
+        assert status == 200
+    finally:
+        second.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_page_makes_a_signed_procès_verbal_with_its_settings(tmp_path):
+    """Settings filled on the page (a certificate and its password, typed
+    there), a carnet dropped: its procès-verbal names the inspector and the
+    place, is signed, and `verify` finds it whole; the password is in no file."""
+    pytest.importorskip("pyhanko")
+    from auditor.verify import verify
+    from test_pv import PASSWORD, make_p12
+
+    p12 = make_p12(tmp_path / "test.p12")
+    server = Server(tmp_path / "tmp")
+    try:
+        status, _, data = server.request("POST", "/api/settings", json.dumps({
+            "inspector": "Claire Dupont", "grade": "Inspectrice des jeux", "place": "Forges-les-Eaux",
+            "certificate": str(p12), "password": "mauvais"}).encode(), {"Content-Type": "application/json"})
+        assert status == 400 and "mot de passe" in json.loads(data)["error"].lower()
+        status, _, data = server.request("POST", "/api/settings", json.dumps({
+            "inspector": "Claire Dupont", "grade": "Inspectrice des jeux", "place": "Forges-les-Eaux",
+            "certificate": str(p12), "password": PASSWORD}).encode(), {"Content-Type": "application/json"})
+        assert status == 200 and json.loads(data)["signing"] is True
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        pv = server.workspace / doc["place"] / "out" / "carnet-1" / "proces-verbal.pdf"
+        verdict = verify(pv, [server.workspace / doc["place"] / "in" / "carnet-1.xlsx"])
+        assert verdict.ok, verdict.lines
+        said = {message.key for _, message in verdict.lines}
+        assert {"verify.signature_untrusted", "verify.attachment_intact", "verify.source_same"} <= said
+        import io
+
+        import pypdf
+
+        text = " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv.read_bytes())).pages)
+        assert "Claire Dupont" in text and "Forges-les-Eaux" in text
+        settings = server.config / "ecarte-audit" / "settings.json"
+        assert PASSWORD not in settings.read_text(encoding="utf-8")
+        assert not any(PASSWORD.encode() in p.read_bytes() for p in server.workspace.rglob("*") if p.is_file())
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_second_visit_of_the_table_is_compared_with_the_first(tmp_path):
+    """The same table audited again (the carnet renamed, one finding decided
+    at the first visit): its baseline is the first audit, the page and the PV
+    say what changed, the decision is carried; another table has no baseline."""
+    import io
+
+    import pypdf
+
+    server = Server(tmp_path / "tmp")
+    try:
+        first = server.audit([("janvier.xlsx", XLSX.read_bytes())])
+        findings = json.loads(server.request("GET", "/" + first["carnets"][0]["findings"])[2])["findings"]
+        decided = findings[0]
+        status, _, _ = server.request("POST", f"/api/runs/{first['run']}/carnet-1/review", json.dumps({
+            "fingerprint": decided["fingerprint"], "status": "justifie", "justification": "corrigé sur la fiche",
+            "by": "Claire Dupont"}).encode(), {"Content-Type": "application/json"})
+        assert status == 200
+        second = server.audit([("fevrier.xlsx", XLSX.read_bytes())])
+        [carnet] = second["carnets"]
+        assert carnet["previous"]["audit"] == first["run"]
+        assert carnet["previous"]["created_text"].endswith("(heure de Paris)")
+        assert carnet["baseline_counts"] == {"new": 0, "updated": 0, "unchanged": len(findings), "absent": 0}
+        doc = json.loads(server.request("GET", "/" + carnet["findings"])[2])
+        [again] = [f for f in doc["findings"] if f["fingerprint"] == decided["fingerprint"]]
+        assert again["baseline_state"] == "unchanged" and again["review"]["justification"] == "corrigé sur la fiche"
+        pv = server.request("GET", "/" + carnet["pv"])[2]
+        text = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv)).pages).split())
+        assert "Depuis le contrôle précédent" in text and "corrigé sur la fiche" in text
+        other = server.audit([("autre.xlsx", (SAMPLES / "compliant" / "forges-table3.xlsx").read_bytes())])
+        assert other["carnets"][0]["previous"] is None and other["carnets"][0]["baseline_counts"] is None
+        listed = json.loads(server.request("GET", "/api/audits")[2])
+        assert [len(v["audits"]) for v in listed["visits"]] == [3] and listed["visits"][0]["today"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_folder_is_audited_from_its_snapshot_and_an_oversized_file_is_not_copied(tmp_path):
+    folder = tmp_path / "carnets"
+    folder.mkdir()
+    shutil.copy(XLSX, folder / "a.xlsx")
+    (folder / "gros.xlsx").write_bytes(b"PK" + b"\0" * (2 * 1024 * 1024))
+    server = Server(tmp_path / "tmp", "--max-file-mb", "1")
+    try:
+        status, _, data = server.request("POST", "/api/folder", json.dumps({"folder": str(folder)}).encode(),
+                                         {"Content-Type": "application/json"})
+        assert status == 202
+        doc = server.wait(json.loads(data)["run"])
+        verdicts = {c["shown"].rsplit("/", 1)[-1]: c["verdict"] for c in doc["carnets"]}
+        assert verdicts == {"a.xlsx": "error", "gros.xlsx": "unreadable"}
+        kept = server.workspace / doc["place"] / "in"
+        assert [p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()] == ["a.xlsx/a.xlsx"]   # not the refused one
+        # The live file changed afterwards: the cell view still shows what was audited.
+        (folder / "a.xlsx").write_bytes(b"changed")
+        cid = next(c["id"] for c in doc["carnets"] if c["shown"].endswith("a.xlsx"))
+        status, _, body = server.request("GET", f"/runs/{doc['run']}/{cid}/cell?table=coups&row=3&column=")
+        assert status == 200 and b'id="cell-rows"' in body
+    finally:
+        server.stop()
+
+
+@pytest.mark.subprocess
+def test_by_default_the_visits_are_kept_in_the_users_documents(tmp_path):
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "user-dirs.dirs").write_text('XDG_DOCUMENTS_DIR="$HOME/Mes documents"\n', encoding="utf-8")
+    server = Server(tmp_path / "tmp", env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                                           "NO_WORKSPACE": "1"})
+    try:
+        settings = json.loads(server.request("GET", "/api/settings")[2])
+        assert settings["workspace"] == str(home / "Mes documents" / "Contrôles écarté")
+        doc = server.audit([("a.xlsx", XLSX.read_bytes())])
+        assert (home / "Mes documents" / "Contrôles écarté" / doc["place"] / "out" / "carnet-1" / "report.html").is_file()
+    finally:
+        server.stop()

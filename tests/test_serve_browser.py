@@ -62,7 +62,9 @@ class Session:
         assert self.errors == []
         note = f"the server responded with a status of {refused}"
         assert [m for m in self.console if m[0] in ("error", "warning") and not (refused and note in m[1])] == []
-        assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:"))] == []
+        # (chrome-extension://…: the browser's own PDF viewer, showing the procès-verbal.)
+        assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:",
+                                                               "chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/"))] == []
 
     def close(self):
         self.context.close()
@@ -98,8 +100,8 @@ def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
     report.locator("#filters input[value=error]").click()
     assert rows.count() == before
 
-    # A finding's cell, shown in its carnet.
-    link = page.locator("#findings .cell-link").first
+    # A finding's cell, shown in its carnet, from the report's own list.
+    link = report.locator("#findings .cell-link").first
     link.wait_for()
     with s.context.expect_page() as opened:
         link.click()
@@ -119,15 +121,25 @@ def test_upload_verdict_filter_cell_download_print(browser, server, tmp_path):
     wb = openpyxl.load_workbook(saved)
     assert wb.sheetnames[0] == labels("fr")["xlsx_findings_sheet"]
     sheet = wb.worksheets[0]
-    assert sheet.max_row - 1 == page.locator("#findings tbody tr").count()
+    assert sheet.max_row - 1 == report.locator("#findings tr[data-fingerprint]").count()
     with page.expect_download() as download:
         page.click("#dl-json")
     assert download.value.suggested_filename == "numerotation-et-mises-findings.json"
 
-    # Print: the report's own print (its print stylesheet gives the PDF).
-    page.evaluate("document.getElementById('report').contentWindow.print = () => { window.__printed = true; }")
-    page.click("#print")
-    assert page.evaluate("window.__printed") is True
+    # Print gives the procès-verbal, never the page: the button, Ctrl+P, and the browser's own menu
+    # (the print stylesheet leaves only a note saying to use the button).
+    with s.context.expect_page() as opened:
+        page.click("#print")
+    assert "/carnet-1/proces-verbal.pdf" in opened.value.url
+    opened.value.close()
+    with s.context.expect_page() as opened:
+        page.keyboard.press("Control+p")
+    assert "/carnet-1/proces-verbal.pdf" in opened.value.url
+    opened.value.close()
+    page.emulate_media(media="print")
+    assert page.locator("#result").is_hidden() and page.locator("header").is_hidden()
+    assert page.locator("#print-note").is_visible()
+    page.emulate_media(media="screen")
 
     s.assert_clean()
     s.close()
@@ -157,7 +169,11 @@ def test_a_small_batch_from_a_folder(browser, server):
     assert page.locator("#verdict").inner_text().startswith(second.locator("td").first.inner_text())
     page.click("#show-index")
     index.locator("a[href$='report.html']").first.wait_for()
-    s.assert_clean()
+    # An address naming an audit that is not kept: the start, quietly.
+    page.goto(s.origin + "?audit=0000000000000000")
+    expect(page.locator("#start")).to_be_visible(timeout=SLOW)
+    assert page.locator("#error").is_hidden() and "audit=" not in page.url
+    s.assert_clean(refused=404)
     s.close()
 
 
@@ -169,13 +185,18 @@ def test_the_language_choice_and_csv_files(browser, server):
     page.select_option("#lang", "en")
     page.wait_for_url("**/?lang=en")
     assert page.locator("h1").inner_text() == "Écarté carnet spécial audit"
+    # A file that is no carnet: the page says which names a carnet's files have.
+    page.set_input_files("#files", [{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"x"}])
+    page.wait_for_selector("#error:not([hidden])", timeout=SLOW)
+    assert page.locator("#error").inner_text().startswith("No carnet in what was dropped.")
+    assert "coups.csv, mises.csv" in page.locator("#error").inner_text()
     page.set_input_files("#files", sorted(str(p) for p in CSV.iterdir() if p.suffix == ".csv"))
     page.wait_for_selector("#verdict.error", timeout=SLOW)
     assert page.locator("#verdict").inner_text().endswith(labels("en")["verdict_error"])
     assert page.frame_locator("#report").locator("html").get_attribute("lang") == "en"
     page.goto(s.origin)                                   # the choice is remembered
     assert page.locator("html").get_attribute("lang") == "en"
-    s.assert_clean()
+    s.assert_clean(refused=400)
     s.close()
 
 
@@ -190,7 +211,7 @@ def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
         s.page.set_input_files("#files", str(big))
         s.page.wait_for_selector("#error:not([hidden])", timeout=SLOW)
         assert s.page.locator("#error").inner_text() == \
-            "Fichier « gros.xlsx » refusé : il dépasse la limite de 1.0 MB par fichier."
+            "Fichier « gros.xlsx » refusé : il dépasse la limite de 1 Mo par fichier."
         assert s.page.locator("#start").is_visible()
         s.assert_clean(refused=413)
         s.close()
@@ -200,45 +221,91 @@ def test_an_oversized_file_says_so(browser, tmp_path_factory, tmp_path):
 
 @pytest.mark.browser
 @pytest.mark.subprocess
-def test_review_a_finding_writes_the_review_file(browser, tmp_path_factory):
+@pytest.mark.slow
+def test_drop_review_reload_the_record_and_a_second_visit(browser, tmp_path_factory, tmp_path):
+    """The inspector's visit: settings filled once, a carnet dropped, a
+    decision recorded in the report's own list, the page reloaded (and its
+    language changed), the decision in the report, findings.json and the
+    procès-verbal (read back); then the same table audited again: the page
+    and the PV say what changed since the first visit, the decision carried."""
+    import io
+
+    import pypdf
+
     from auditor import reviews
 
-    folder = tmp_path_factory.mktemp("serve-review")
-    review_file = folder / "examens" / "reviews.jsonl"
-    server = Server(folder / "tmp", "--jobs", "1", "--reviews", str(review_file))
+    folder = tmp_path_factory.mktemp("serve-visit")
+    server = Server(folder / "tmp", "--jobs", "1")
     try:
         s = Session(browser, server)
         page = s.page
+        expect(page.locator("#settings")).to_have_attribute("open", "")      # asked once
+        page.fill("#set-inspector", "Claire Dupont")
+        page.fill("#set-grade", "Inspectrice des jeux")
+        page.fill("#set-place", "Forges-les-Eaux")
+        page.click("#settings-save")
+        expect(page.locator("#settings-done")).to_contain_text("Réglages enregistrés.", timeout=SLOW)
+        settings = json.loads((server.config / "ecarte-audit" / "settings.json").read_text(encoding="utf-8"))
+        assert (settings["inspector"], settings["place"]) == ("Claire Dupont", "Forges-les-Eaux")
+
         page.set_input_files("#files", str(XLSX))
         page.wait_for_selector("#verdict.error", timeout=SLOW)
-        assert page.locator("#review-file").inner_text() == str(review_file.resolve())
-        page.fill("#review-by", "Inspecteur Dupont")
-        row = page.locator("#findings tbody tr").nth(1)
+        assert "audit=" in page.url                                         # the address names what is shown
+        expect(page.locator("#place")).to_contain_text("Casino de Forges-les-Eaux/Table 2/")
+        expect(page.locator("#place")).to_contain_text("(heure de Paris)")
+        expect(page.locator("#review-by")).to_have_value("Claire Dupont")
+        report = page.frame_locator("#report")
+        row = report.locator("#findings tr[data-fingerprint]").nth(1)
+        row.locator("textarea.review-text").wait_for(timeout=SLOW)           # the review box is in the report
+        fingerprint = row.get_attribute("data-fingerprint")
         row.locator("select.review-status").select_option("justifie")
-        row.locator("input.review-text").fill("Erreur de saisie corrigée sur la fiche papier")
+        row.locator("textarea.review-text").fill("Vérifié avec le chef de table : erreur de saisie")
         row.locator("button.review-save").click()
-        # expect() polls from Playwright's side: the page's CSP forbids eval, which wait_for_function needs.
-        expect(row.locator(".review-done")).to_have_text("Enregistré", timeout=SLOW)
-        # The same file the command line writes and reads.
-        [entry] = reviews.load_reviews(review_file).entries
-        status, _, data = server.request("GET", f"/{page.locator('#dl-json').get_attribute('href').split('?')[0]}")
-        finding = json.loads(data)["findings"][1]
-        assert entry["fingerprint"] == finding["fingerprint"] and entry["code"] == finding["code"]
-        assert (entry["status"], entry["justification"], entry["by"]) == (
-            "justifie", "Erreur de saisie corrigée sur la fiche papier", "Inspecteur Dupont")
-        # A reload shows the decision where it was left.
-        page.click("#again")
-        page.set_input_files("#files", str(XLSX))
+        expect(page.locator("#review-state")).to_have_text("Enregistré", timeout=SLOW)   # files made again
+        audit = server.workspace / json.loads(server.request("GET", "/api/audits")[2])["visits"][0]["audits"][0]["place"]
+        [entry] = reviews.load_reviews(audit / "reviews.jsonl").entries
+        assert (entry["fingerprint"], entry["status"], entry["by"]) == (fingerprint, "justifie", "Claire Dupont")
+
+        # Reload, then another language: the same audit, its decision in the report's list.
+        page.reload()
         page.wait_for_selector("#verdict.error", timeout=SLOW)
-        row = page.locator("#findings tbody tr").nth(1)
-        row.locator("input.review-text").wait_for()
+        page.select_option("#lang", "en")
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        assert "lang=en" in page.url and "audit=" in page.url
+        row = page.frame_locator("#report").locator(f"#findings tr[data-fingerprint='{fingerprint}']")
+        row.locator("textarea.review-text").wait_for(timeout=SLOW)
         assert row.locator("select.review-status").input_value() == "justifie"
-        # An empty justification is refused, in French, and nothing is written.
-        row.locator("input.review-text").fill("")
-        row.locator("button.review-save").click()
-        expect(row.locator(".review-done")).to_have_text("Un examen demande une justification.", timeout=SLOW)
-        assert len(reviews.load_reviews(review_file).entries) == 1
-        s.assert_clean(refused=400)
+        assert row.locator("textarea.review-text").input_value() == "Vérifié avec le chef de table : erreur de saisie"
+        assert page.locator("#visits .visit.today li").count() == 1            # the visit's audits listed
+
+        doc = json.loads((audit / "out" / "carnet-1" / "findings.json").read_text(encoding="utf-8"))
+        [decided] = [f for f in doc["findings"] if f["fingerprint"] == fingerprint]
+        assert decided["review"]["justification"] == "Vérifié avec le chef de table : erreur de saisie"
+        pv = (audit / "out" / "carnet-1" / "proces-verbal.pdf").read_bytes()
+        text = " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv)).pages)
+        assert "Vérifié avec le chef de table" in " ".join(text.split())
+        assert "Claire Dupont" in text and "Forges-les-Eaux" in text
+
+        # The second visit of the same table (a renamed copy of the carnet).
+        page.select_option("#lang", "fr")
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        page.click("#again")
+        second = tmp_path / "carnet-visite-2.xlsx"
+        second.write_bytes(XLSX.read_bytes())
+        page.set_input_files("#files", str(second))
+        page.wait_for_selector("#verdict.error", timeout=SLOW)
+        expect(page.locator("#verdict")).to_contain_text("carnet-visite-2.xlsx")
+        expect(page.locator("#changes")).to_contain_text("Comparé à l'audit du")
+        expect(page.locator("#changes")).to_contain_text("0 nouveau(x)")
+        row = page.frame_locator("#report").locator(f"#findings tr[data-fingerprint='{fingerprint}']")
+        row.locator("textarea.review-text").wait_for(timeout=SLOW)
+        assert row.locator("select.review-status").input_value() == "justifie"      # the decision carried
+        pv_link = page.locator("#open-pv").get_attribute("href").split("?")[0]
+        status, _, pv = server.request("GET", "/" + pv_link)
+        text = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pv)).pages).split())
+        assert "Depuis le contrôle précédent" in text and "Vérifié avec le chef de table" in text
+        assert page.locator("#visits .visit.today li").count() == 2
+        s.assert_clean()
         s.close()
     finally:
         server.stop()

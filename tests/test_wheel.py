@@ -38,6 +38,11 @@ def test_wheel_ships_schemas_rules_and_templates(wheel):
     assert "auditor/templates/i18n/fr.toml" in names
     assert "auditor/templates/pv/proces-verbal.typ" in names
     assert "auditor/templates/i18n/cli.fr.toml" in names and "auditor/templates/i18n/cli.en.toml" in names
+    # The shortcut's icon, and the page's launcher as a GUI script (no console window on Windows).
+    assert "auditor/serve/assets/ecarte-audit.svg" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "[gui_scripts]\necarte-audit-page = auditor.serve.shortcut:page_main" in text
     # The local page's assets: no CDN, everything in the wheel.
     assert {"auditor/serve/assets/page.html.j2", "auditor/serve/assets/page.js", "auditor/serve/assets/page.css",
             "auditor/serve/assets/cell.html.j2", "auditor/templates/i18n/page.fr.toml"} <= names

@@ -117,19 +117,68 @@ class Cache:
 
     def store(self, key: str, audit: CarnetAudit) -> Path:
         """Keep `audit` under `key`, written whole or not at all; the path of its audit file."""
-        d = self._dir(key)
-        tmp = d.with_name(d.name + f".tmp{os.getpid()}")
-        try:
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            write_pickle(tmp / AUDIT_FILE, audit)
-            write_pickle(tmp / HEAD_FILE, (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings)))
-            shutil.rmtree(d, ignore_errors=True)
-            tmp.rename(d)  # atomic: a reader sees a whole entry or none
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise WriteError(write_failure(d, exc)) from None
-        return d / AUDIT_FILE
+        return store_entry(self._dir(key), audit)
+
+    def entry_dir(self, key: str) -> Path:
+        """The folder of the entry under `key` (where a worker keeps the audit it made)."""
+        return self._dir(key)
+
+
+def store_entry(d: Path, audit: CarnetAudit) -> Path:
+    """Keep `audit` as the cache entry `d`, written whole or not at all; the path of its audit file."""
+    tmp = d.with_name(d.name + f".tmp{os.getpid()}")
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        write_pickle(tmp / AUDIT_FILE, audit)
+        write_pickle(tmp / HEAD_FILE, (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings)))
+        shutil.rmtree(d, ignore_errors=True)
+        tmp.rename(d)  # atomic: a reader sees a whole entry or none
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise WriteError(write_failure(d, exc)) from None
+    return d / AUDIT_FILE
+
+
+@dataclass
+class AuditOrder:
+    """A carnet to audit in a local worker, and where the worker keeps its
+    audit: the cache entry `entry` (a folder), else the run's spool file
+    `spool`. The worker hands back only a `Kept`: the audit crosses no pipe
+    and is pickled once, in the worker, beside the others being made."""
+
+    job: CarnetJob
+    spool: Path
+    entry: Path | None = None
+
+    @property
+    def shown(self) -> str:
+        """The carnet as outputs show it (the pool's messages name it)."""
+        return self.job.shown
+
+    def keep(self, audit: CarnetAudit) -> "Kept":
+        """Write `audit` where this order says; what the run keeps of it."""
+        if self.entry is not None:
+            path, in_cache = store_entry(self.entry, audit), True
+        else:
+            write_pickle(self.spool, audit)
+            path, in_cache = self.spool, False
+        return Kept(audit.index, audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings), path,
+                    in_cache)
+
+
+@dataclass
+class Kept:
+    """A carnet audited and kept on disk by its worker: what the run holds of it until its files are made."""
+
+    index: int
+    entry: dict
+    facts: object
+    fingerprints: frozenset[str]
+    path: Path
+    in_cache: bool
+    fault: str | None = None   # never set: a fault's audit comes back whole
+    pid: int | None = None
 
 
 def load_audit(path: Path) -> CarnetAudit | None:

@@ -102,17 +102,29 @@ def _before_audit(job: CarnetJob, retry: bool) -> None:
     getattr(importlib.import_module(module), name)(job, retry)
 
 
-def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) -> Iterator[CarnetAudit]:
+def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str, *, wait: float | None = None,
+          notice=None) -> Iterator[CarnetAudit]:
+    """The audits of `items` on the Dask cluster at `address`, as they come.
+    With no worker at all for `wait` seconds (none to start with, or every one
+    lost), the run stops with a clear message (UsageError: exit 2) instead of
+    waiting in silence; a carnet audited again after its worker was lost is
+    named (`notice`)."""
     try:
-        from dask.distributed import Client, as_completed as dask_completed
+        from dask.distributed import Client
         from distributed.scheduler import KilledWorker
     except ImportError:
         raise UsageError("main.needs_dask") from None
+    from auditor.errors import Message
+    from auditor.limits import DEFAULT_CLUSTER_WAIT
+
+    wait = DEFAULT_CLUSTER_WAIT if wait is None else wait
+    notice = notice or (lambda text: None)
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError) as exc:
         raise UsageError("main.no_scheduler", address=address, reason=exc) from None
     with client:
+        watch = _Watch(client, address, wait)
         # A worker lost mid-run is the scheduler's to survive: it gives the
         # carnet to another worker, and past `distributed.scheduler.allowed-failures`
         # tries it gives up with KilledWorker. Every carnet that was on a lost
@@ -123,20 +135,79 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str) ->
             fut = client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}")
             held[fut.key] = (index, job)
             futures.append(fut)
-        for fut in dask_completed(futures):
+        for fut, retried in watch.completed(futures):
+            index, job = held[fut.key]
             try:
                 out = fut.result()
             except KilledWorker:
-                lost.append(held[fut.key])
+                lost.append((index, job))
                 continue
             finally:
                 fut.release()
+            if retried:
+                notice(Message("audit.retried_lost_worker", shown=job.shown))
             yield out
         for index, job in lost:
+            notice(Message("audit.retrying_alone", shown=job.shown))
             fut = client.submit(run_job, index, job, options, pure=False, key=f"carnet-{index}-{job.id}-alone")
             try:
+                next(iter(watch.completed([fut])))
                 out = fut.result()
             except KilledWorker:
                 out = fault_output(index, job, options, "killed_cluster")
             fut.release()
             yield out
+
+
+def _suspicious(dask_scheduler, keys):
+    """On the scheduler: how many workers died while holding each task (a
+    carnet handed to another worker after its worker was lost)."""
+    tasks = dask_scheduler.tasks
+    return {k: tasks[k].suspicious for k in keys if k in tasks}
+
+
+class _Watch:
+    """The futures of a Dask run as they complete, watching that the cluster
+    still has a worker: none for `wait` seconds stops the run (UsageError)."""
+
+    POLL = 2.0
+
+    def __init__(self, client, address: str, wait: float):
+        self.client, self.address, self.wait = client, address, wait
+        self.alone_since: float | None = None
+
+    def completed(self, futures):
+        """Each future once done, with whether it was retried after a lost worker."""
+        import time
+
+        from distributed import wait as dask_wait
+
+        pending = set(futures)
+        while pending:
+            try:
+                done, pending = dask_wait(pending, timeout=min(self.POLL, self.wait), return_when="FIRST_COMPLETED")
+                pending = set(pending)
+            except TimeoutError:
+                done = set()
+            if not done:
+                if self._workers():
+                    self.alone_since = None
+                elif self.alone_since is None:
+                    self.alone_since = time.monotonic()
+                elif time.monotonic() - self.alone_since >= self.wait:
+                    raise UsageError("main.no_workers", address=self.address, seconds=int(self.wait))
+                continue
+            self.alone_since = None
+            done = sorted(done, key=lambda f: str(f.key))
+            try:
+                counts = self.client.run_on_scheduler(_suspicious, keys=[f.key for f in done])
+            except Exception:   # an older scheduler, or one that refuses to run code: nothing named
+                counts = {}
+            for fut in done:
+                yield fut, bool(counts.get(fut.key))
+
+    def _workers(self) -> bool:
+        try:
+            return bool(self.client.scheduler_info().get("workers"))
+        except Exception:   # the scheduler itself is unreachable: as good as no worker
+            return False

@@ -72,6 +72,8 @@ class FinishTask:
 
 
 MEMO_FILE = "carnet-files.pickle"
+# Bumped when what a memo keeps changes (2: the carnet's part of changes.json): older memos are not recalled.
+MEMO_VERSION = 2
 
 
 def inputs_digest(task: FinishTask, options: Options, fingerprints: set[str]) -> str:
@@ -84,7 +86,7 @@ def inputs_digest(task: FinishTask, options: Options, fingerprints: set[str]) ->
 
     fps = set(fingerprints) | {f.fingerprint for f in task.across}
     context = task.context.digest(fps) if task.context is not None else ""
-    text = json.dumps({"across": [f.as_json() for f in task.across], "context": context, "reports": task.reports,
+    text = json.dumps({"memo": MEMO_VERSION, "across": [f.as_json() for f in task.across], "context": context, "reports": task.reports,
                        "history_of": sorted(task.history_of), "checked": task.checked_across,
                        "fail_on_new": options.fail_on_new, "formats": options.formats},
                       sort_keys=True, ensure_ascii=False, default=str)

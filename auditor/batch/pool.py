@@ -272,13 +272,20 @@ def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
         if hasattr(job, "perform"):   # a carnet's files to make (auditor/batch/finishing.py)
             out = finish_guarded(index, job, options, bounds, watchdog)
         else:
+            order = job if hasattr(job, "keep") else None   # an AuditOrder (auditor/batch/cache.py)
+            carnet = order.job if order is not None else job
             try:
-                out = audit_guarded(index, job, options, bounds, watchdog, retry)
+                out = audit_guarded(index, carnet, options, bounds, watchdog, retry)
             except Exception as exc:  # a defect of ours is that carnet's finding, as in the pipeline
                 from auditor.batch.executors import fault_output
 
-                out = fault_output(index, job, options, "unreadable",
+                out = fault_output(index, carnet, options, "unreadable",
                                    reason=f"erreur interne de l'auditeur ({type(exc).__name__}: {exc})"[:300])
+            if order is not None and out.fault is None:
+                try:
+                    out = order.keep(out)   # written here: only its head crosses the pipe
+                except Exception:
+                    pass   # handed back whole: the run keeps it itself, or says why it cannot
         out.pid = os.getpid()
         # A carnet stopped half-way may have left anything behind, and memory
         # still held near the limit would count against the next carnet: start afresh.

@@ -62,7 +62,7 @@ def cmd_audit(args) -> int:
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
                      notice=lambda text: say(text, args), baseline=baseline, history=args.history, batch=batch,
-                     visit=visit, sign=sign)
+                     visit=visit, sign=sign, cluster_wait=args.cluster_wait)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)

@@ -130,6 +130,29 @@ def cmd_serve(args) -> int:
     limits = replace(DEFAULT_LIMITS, max_file_bytes=args.max_file_mb * MB) if args.max_file_mb else None
     try:
         return serve(port=args.port, open_browser=not args.no_browser, lang=args.lang or DOCUMENT_LANG, ui=ui,
-                     limits=limits, workers=args.jobs, reviews_file=args.reviews)
+                     limits=limits, workers=args.jobs, reviews_file=args.reviews,
+                     workspace=args.workspace,
+                     keep_bytes=args.keep_mb * MB if args.keep_mb else None)
     except OSError as exc:
         raise UsageError("serve.port_taken", port=args.port or 0, reason=os_reason(exc)) from None
+
+
+def cmd_shortcut(args) -> int:
+    """`ecarte-audit shortcut`: the page in the applications menu and on the desktop (`--remove`: taken away)."""
+    from auditor.serve import shortcut
+
+    ui = args.ui
+    try:
+        done = shortcut.remove(ui) if args.remove else shortcut.add(ui)
+    except NotImplementedError:
+        raise UsageError("shortcut.unsupported") from None
+    except OSError as exc:
+        raise UsageError("shortcut.failed", reason=os_reason(exc)) from None
+    key = "shortcut.removed" if args.remove else "shortcut.added"
+    for path in done.paths:
+        print(cli_label(key, ui, path=str(path)))
+    if args.remove and not done.paths:
+        print(cli_label("shortcut.nothing", ui))
+    elif not args.remove:
+        print(cli_label("shortcut.hint", ui, name=cli_label("shortcut.name", ui)))
+    return EXIT_OK

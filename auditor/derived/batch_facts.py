@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from auditor.arrays import column
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, load_profile
 from auditor.model import BatchCarnet
@@ -32,10 +33,12 @@ def fold_casino(name: str | None) -> str:
 
 
 def _ints(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """The column as plain int64 (NA where missing), shared with the rules
+    that fetched it already (`auditor.arrays.column`): never written to."""
     df = carnet.tables[table].df
     if name not in df.columns:
         return np.full(len(df), NA, dtype=np.int64)
-    return df[name].to_numpy(dtype=np.int64, na_value=NA)
+    return column(carnet, table, name)
 
 
 def ticket_runs(carnet: Carnet) -> list[list[int]]:

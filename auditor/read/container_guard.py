@@ -17,7 +17,9 @@ calamine sees it:
   far blank cell, or a lie) is rewritten to them in a copy of the file,
   since calamine reserves the declared grid before reading a cell;
 - `.xlsb` is a zip of binary parts: the zip checks, then the records of
-  every worksheet part are walked likewise.
+  every worksheet part are walked likewise (calamine places no BrtCellBlank,
+  and reserves no more than 100,000 cells for a declared BrtWsDim grid, so
+  neither is part of a sheet's size).
 
 Every refusal is a `Refused(kind, params)` of the whole workbook.
 """
@@ -396,9 +398,15 @@ def _check_declared(rows: int, cols: int, limits: Limits) -> None:
 # -- .xlsb (binary parts in a zip) ----------------------------------------------------------
 
 _XLSB_ROW = 0x0000
-_XLSB_CELLS = frozenset(range(0x0001, 0x000C)) | {0x003E}   # BrtCellBlank … BrtFmlaError, BrtCellRString
+# The cells holding a value: BrtCellRk … BrtFmlaError, and BrtCellRString (which
+# calamine 0.37 skips: counting it is on the safe side). BrtCellBlank (0x0001)
+# only formats a cell: calamine places none, so it is no part of a sheet's
+# size (format v1.2), however far it is (Excel writes one at Ctrl+End).
+_XLSB_CELLS = frozenset(range(0x0002, 0x000C)) | {0x003E}
 _XLSB_FORMULAS = frozenset({0x0008, 0x0009, 0x000A, 0x000B})
-_XLSB_DIM = 0x0094
+# calamine stops reading a sheet at a BrtRowHdr past this row: the rows after
+# it would be lost without a word, so such a sheet is refused.
+_XLSB_LAST_ROW = 0x0010_0000
 
 
 def check_xlsb(data: bytes, limits: Limits) -> ContainerCheck:
@@ -453,36 +461,69 @@ def _xlsb_records(body: bytes):
             shift += 7
             if not b & 0x80:
                 break
+        if pos + size > n:
+            return   # a record cut by the end of the part: calamine fails there, and so reads nothing after it
         yield typ, pos, size
         pos += size
 
 
 def scan_xlsb_sheet(body: bytes, limits: Limits) -> SheetScan:
-    """The extent and formula cells of one .xlsb sheet."""
+    """The extent (cells holding a value) and formula cells of one .xlsb sheet.
+
+    A row header (BrtRowHdr) alone, a formatted blank cell (BrtCellBlank) and
+    the declared grid (BrtWsDim) are no part of it: Excel declares the whole
+    used range, to a formatted cell at XFD1048576, and calamine reserves at
+    most 100,000 cells for that declaration before placing only the cells
+    holding a value (calamine 0.37, `worksheet_range_ref`).
+
+    Rows and columns are read as calamine reads them: from its one record
+    buffer, which grows to the longest record met and is otherwise only
+    overwritten from its start, so a record shorter than its fields (a cut or
+    forged one) takes them from the records before it. Reading only the
+    record's own bytes would miss a cell calamine places anywhere (a grid of
+    gigabytes)."""
     scan = SheetScan()
     row = 0
     unpack = struct.unpack_from
+    # The first bytes of calamine's buffer (every field read here is in them):
+    # at `base` in the body when one record wrote them all (the usual case,
+    # nothing copied), else `head`; `held`: the buffer's length.
+    base, head, held = -1, b"", 0
     for typ, at, size in _xlsb_records(body):
-        if typ == _XLSB_ROW and size >= 4:
-            row, = unpack("<I", body, at)
+        if size >= _HEAD:
+            base, held = at, max(held, size)
+        elif size > held:
+            base, head, held = -1, body[at:at + size], size   # a new zeroed buffer, filled by the record
+        elif size:
+            head = body[at:at + size] + (body[base + size:base + _HEAD] if base >= 0 else head[size:])
+            base = -1
+        if typ == _XLSB_ROW:
+            if base >= 0:
+                row, = unpack("<I", body, base)
+            elif len(head) >= 4:
+                row, = unpack("<I", head)
+            else:
+                continue   # calamine fails on it: nothing is placed
+            if row > _XLSB_LAST_ROW:
+                raise Refused("too_many_rows", rows=row, limit=limits.max_rows)
+        elif typ in _XLSB_CELLS and (base >= 0 or len(head) >= 4):
+            col, = unpack("<I", body, base) if base >= 0 else unpack("<I", head)
             if row + 1 > scan.max_row:
                 scan.max_row = row + 1
-            if row > limits.max_rows + 1:
-                raise Refused("too_many_rows", rows=row, limit=limits.max_rows)
-        elif typ in _XLSB_CELLS and size >= 4:
-            col, = unpack("<I", body, at)
+                if row > limits.max_rows + 1:
+                    raise Refused("too_many_rows", rows=row, limit=limits.max_rows)
             if col + 1 > scan.max_col:
                 scan.max_col = col + 1
                 if col + 1 > limits.max_columns:
                     raise Refused("too_many_columns", columns=col + 1, limit=limits.max_columns)
             if typ in _XLSB_FORMULAS:
                 scan.formulas.append(FormulaCell(row + 1, col, True))
-            if typ in (0x0003, 0x000B) and size >= 9:   # BrtCellError, BrtFmlaError
-                scan.errors.append(ErrorCell(row + 1, col, error_text(body[at + 8])))
-        elif typ == _XLSB_DIM and size >= 16:
-            r1, r2, c1, c2 = unpack("<IIII", body, at)
-            _check_declared(max(r2 - r1, 0) + 1, max(c2 - c1, 0) + 1, limits)
+            if typ in (0x0003, 0x000B) and (base >= 0 or len(head) >= 9):   # BrtCellError, BrtFmlaError
+                scan.errors.append(ErrorCell(row + 1, col, error_text(body[base + 8] if base >= 0 else head[8])))
     return scan
+
+
+_HEAD = 9   # a cell's column (bytes 0-3) and an error cell's code (byte 8)
 
 
 _BUNDLE_SH = 0x009C

@@ -142,6 +142,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
     # Unreadable: the empty digest (the read above reported it).
     digests = [(p.name, read_digests.get(p) or file_digest(p) or hashlib.sha256().digest()) for p in found]
     carnet.sha256 = sha256_of_digests(digests)
+    carnet.files = [(name, digest.hex()) for name, digest in digests]
     return carnet
 
 

@@ -177,6 +177,9 @@ class RawCarnet:
     problems: list[ReadProblem] = field(default_factory=list)
     unreadable: bool = False
     columns_file: dict | None = None          # the --columns mapping, echoed (ColumnMap.as_json)
+    # A CSV folder's files, each with its own SHA-256 (name, hex), in the
+    # order `sha256` hashes them; empty for a one-file workbook.
+    files: list[tuple[str, str]] = field(default_factory=list)
 
     def reading(self) -> dict:
         """The reading notes (findings.json `reading`): how each table was understood."""

@@ -20,7 +20,9 @@ LABELS = {
            "no_baseline": "Sans audit de référence (--baseline) : les états ne sont pas calculés.",
            "more": "{left} autre(s) dans findings.json", "by": "par", "on": "le",
            "carnets_new": "Carnets ayant des constats nouveaux", "carnet": "Carnet", "trend": "Tendance par table",
-           "trend_note": "Enjeu des constats par mois de séance, d'après l'historique (--history)."},
+           "trend_note": "Enjeu des constats par mois de séance, d'après l'historique (--history).",
+           "changes": "Ce qui a changé depuis l'audit précédent", "renamed": "carnet(s) renommé(s)",
+           "vanished": "carnet(s) disparu(s)", "stale": "modifié depuis la revue"},
     "en": {"title": "Since the previous audit", "new": "new", "updated": "updated", "unchanged": "unchanged",
            "absent": "absent (resolved)", "state": "State", "review": "Review", "history": "Earlier decisions",
            "rule": "Rule", "seance": "Séance", "coup": "Coup", "message": "Finding", "impact": "At stake",
@@ -29,7 +31,9 @@ LABELS = {
            "no_baseline": "No baseline (--baseline): states are not computed.",
            "more": "{left} more in findings.json", "by": "by", "on": "on",
            "carnets_new": "Carnets with new findings", "carnet": "Carnet", "trend": "Trend per table",
-           "trend_note": "Money at stake of the findings per month of séance, from the history (--history)."},
+           "trend_note": "Money at stake of the findings per month of séance, from the history (--history).",
+           "changes": "What changed since the previous audit", "renamed": "carnet(s) renamed",
+           "vanished": "carnet(s) vanished", "stale": "changed since the review"},
 }
 
 
@@ -47,7 +51,8 @@ def review_view(r: dict | None, lang: str) -> dict | None:
     def one(d):
         return {"status": d["status"], "status_text": text.get(d["status"], d["status"]),
                 "justification": d["justification"], "by": d["by"], "at": format_day(d["at"][:10], lang)}
-    return {**one(r), "history": [one(h) for h in r.get("history") or []]}
+    return {**one(r), "history": [one(h) for h in r.get("history") or []], "stale": bool(r.get("stale")),
+            "stale_text": labels(lang)["stale"] if r.get("stale") else ""}
 
 
 def report_part(findings, lang: str, compared) -> dict:
@@ -73,11 +78,14 @@ def report_part(findings, lang: str, compared) -> dict:
                          "fingerprint": o["fingerprint"], "review": review_view(o, lang)} for o in compared.orphans]}
 
 
-def index_part(entries: list[dict], lang: str, trends: list[dict] | None) -> dict | None:
+def index_part(entries: list[dict], lang: str, trends: list[dict] | None, baseline: dict | None = None,
+               changes: str | None = None) -> dict | None:
     """The index's baseline part: states counted over the batch, the carnets
-    with new findings first, a trend chart per table (with a history)."""
+    with new findings first, a trend chart per table (with a history), the
+    link to what changed since the baseline (`changes`: changes.txt) with the
+    carnets renamed and vanished (`baseline`: summary.json's)."""
     with_baseline = [e for e in entries if e.get("baseline_counts")]
-    if not with_baseline and not trends:
+    if not with_baseline and not trends and not changes:
         return None
     lab = labels(lang)
     totals = {s: sum(e["baseline_counts"][s] for e in with_baseline) for s in (*STATES, "absent")}
@@ -87,4 +95,6 @@ def index_part(entries: list[dict], lang: str, trends: list[dict] | None) -> dic
             "counts": [(s, lab[s], totals[s]) for s in (*STATES, "absent")],
             "carnets": [{"path": e["path"], "report": e.get("report"), "counts": e["baseline_counts"]}
                         for e in new_first],
-            "trends": trends or []}
+            "trends": trends or [], "changes": changes,
+            "changes_json": changes.rsplit(".", 1)[0] + ".json" if changes else None,
+            "renamed": len((baseline or {}).get("renamed") or ()), "vanished": len((baseline or {}).get("vanished") or ())}

@@ -372,13 +372,13 @@ def _findings_sheet(wb: Workbook, findings: list[Finding], anchors, lab: dict, l
         return None if value is None else int(value)
 
     def wrap(value):
-        cell = _text_cell(ws, value)
-        if cell is None:
+        if value is None or value == "":
             return None
-        if isinstance(cell, str):
-            text, cell = cell, WriteOnlyCell(ws)
-            put_text(cell, text)
+        # The wrapped style first, the text (and its quote prefix) after:
+        # copying the style last would make `=HYPERLINK(…)` live again.
+        cell = WriteOnlyCell(ws)
         cell._style = copy(wrap_style)
+        put_text(cell, value)
         return cell
 
     def amount(cents):

@@ -113,7 +113,7 @@ def index_view(summary_doc: dict, lang: str) -> IndexView:
             id=e["id"], path=rel, verdict=e["verdict"], verdict_rank=rank.get(e["verdict"], 4),
             verdict_text=lab[f"verdict_{e['verdict']}_short"], casino=as_text(carnet.get("casino")),
             table=as_text(carnet.get("table")), errors=n["errors"], warnings=n["warnings"], info=n["info"],
-            impact=lab["not_checked"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
+            impact=lab["unverified"] if e["verdict"] == "unreadable" else format_cents(n["impact_cents"], lang),
             impact_cents=-1 if e["verdict"] == "unreadable" else n["impact_cents"], report=e.get("report"),
             cross=lab["index_cross"].format(n=len(cc["findings"])) if cc.get("findings") else "",
             first=first, last=last,

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
+from urllib.parse import quote, unquote
 
 from auditor import __version__
 from auditor.i18n import format_day
@@ -29,6 +30,11 @@ TEMPLATE = ("templates", "pv", "proces-verbal.typ")
 # reads it back (the same hash is printed in the identity table).
 KEYWORD = "findings-sha256:"
 KEYWORD_RE = re.compile(re.escape(KEYWORD) + r"([0-9a-f]{64})")
+# And, for a CSV folder, each source file's own SHA-256 and name (its name
+# percent-encoded: no comma or space splits a keyword), which `verify`
+# compares file by file (printed in the identity table too).
+SOURCE_KEYWORD = "source-sha256:"
+SOURCE_KEYWORD_RE = re.compile(re.escape(SOURCE_KEYWORD) + r"([0-9a-f]{64}):([^\s,;]*)")
 # French casinos: the visit's local date is Paris's. A machine without a time
 # zone database (Windows without the tzdata package) falls back to UTC and
 # says so in the label.
@@ -77,7 +83,12 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
     running = " — ".join(p for p in (view.casino or source.replace("\\", "/").rsplit("/", 1)[-1],
                                       t["running_table"].format(table=view.table) if view.table else "") if p)
     sha_name = lab["sha256"]
-    identity = [{"name": f.name, "value": f.value, "mono": f.name == sha_name} for f in view.identity]
+    identity = []
+    for f in view.identity:
+        identity.append({"name": f.name, "value": f.value, "mono": f.name == sha_name})
+        if f.name == sha_name:   # a CSV folder's files, each with its own SHA-256, under the folder's
+            identity += [{"name": t["source_file"].format(name=name), "value": digest, "mono": True}
+                         for name, digest in view.source_files]
     identity += [
         {"name": t["findings_file"], "value": findings_sha256, "mono": True},
         {"name": t["tool"], "value": f"ecarte-auditor {__version__}", "mono": False},
@@ -108,7 +119,7 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
     return {
         "lang": lang, "t": t, "title": t["title"], "subtitle": t["subtitle"], "running": running,
         "author": visit.inspector or "ecarte-auditor",
-        "keywords": [KEYWORD + findings_sha256],
+        "keywords": [KEYWORD + findings_sha256, *source_keywords(view.source_files)],
         "identity": identity,
         "verdict": {"key": view.verdict, "text": view.verdict_text, "detail": view.verdict_detail},
         "money": [{"name": m.name, "amount": m.amount, "total": m.key == "impact"} for m in view.money],
@@ -117,6 +128,7 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
                    "others": [p.text for p in c.others], "impact": c.impact, "review": review(c.fingerprint)}
                   for c in view.cross],
         "not_checked": _not_checked(view),
+        "comparison": _comparison(view),
         "reading": reading,
         "visit": visit_rows,
         "done_at": t["done_at"].format(place=visit.place or blank, date=format_day(day, lang)),
@@ -127,6 +139,27 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
             {"title": t["sign_casino"], "hint": t["sign_casino_hint"]}],
         "closing": t["closing"].format(version=__version__, moment=view.generated_text),
     }
+
+
+def _comparison(view: ReportView) -> dict | None:
+    """The findings against the previous audit (the run's baseline): how many
+    are new, updated, unchanged, and those gone since; None without one."""
+    series = view.series if isinstance(view.series, dict) else None
+    if not series or not series.get("has_baseline"):
+        return None
+    return {"counts": [{"name": name, "n": str(n)} for _, name, n in series["counts"]],
+            "absent": [{"code": a["code"] or "", "where": " / ".join(str(x) for x in (a["seance"], a["coup"]) if x != ""),
+                        "message": a["message"] or ""} for a in series["absent"]]}
+
+
+def source_keywords(files) -> list[str]:
+    """The PDF keywords naming each source file with its SHA-256."""
+    return [f"{SOURCE_KEYWORD}{digest}:{quote(name, safe='')}" for name, digest in files]
+
+
+def source_files_of(keywords: str) -> list[tuple[str, str]]:
+    """(name, SHA-256) of each source file the keywords name, in their order."""
+    return [(unquote(m[2]), m[1]) for m in SOURCE_KEYWORD_RE.finditer(keywords)]
 
 
 def _not_checked(view: ReportView) -> list[dict]:

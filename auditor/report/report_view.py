@@ -163,6 +163,8 @@ class ReportView(Page):
     chouette_runs_more: str
     cross: list[CrossItem]
     reading: object = None       # how the source was read (reading_view.reading_section)
+    # A CSV folder's files with their own SHA-256 ((name, hex), …): the procès-verbal names each.
+    source_files: tuple = ()
     series: object = None        # baseline states and reviews (baseline_view.report_part; the templates' `series`), set by the renderer
 
 
@@ -513,7 +515,7 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
         tickets=tickets_view.tickets_section(result, lab, lang),
         chouette_runs=runs[:MAX_CHOUETTE_RUNS], chouette_runs_total=len(runs),
         chouette_runs_more=lab["chouette_runs_more"].format(shown=MAX_CHOUETTE_RUNS, left=left) if left > 0 else "",
-        cross=[], reading=reading_section(result, lab))
+        cross=[], reading=reading_section(result, lab), source_files=tuple(src.files))
     return ReportDraft(view, verdict(result), dict(summary), money_facts(result))
 
 

@@ -14,8 +14,9 @@ from openpyxl.styles import PatternFill
 from auditor.zippkg import restamp
 
 # Excel would treat these leading characters as the start of a formula when
-# the cell is edited (CSV/formula injection).
-FORMULA_START = ("=", "+", "-", "@")
+# the cell is edited (CSV/formula injection); tab and carriage return too, as
+# OWASP lists them: a program that trims them leaves the formula behind.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 MAX_CELL_TEXT = 32767
 SHEET_NAME_BAD = re.compile(r"[\[\]:*?/\\]")
 
@@ -31,7 +32,9 @@ def put_text(cell, value) -> None:
 
     openpyxl turns a string starting with `=` into a formula; resetting the
     type to `s` stores it as a string, and quotePrefix keeps Excel from
-    re-reading it as a formula when someone edits the cell.
+    re-reading it as a formula when someone edits the cell. Set the cell's
+    other style (fill, font, alignment) *before*: a style copied onto the cell
+    afterwards would take the quote prefix away.
     """
     if value is None:
         cell.value = None

@@ -267,22 +267,57 @@ class Styles:
         return xml
 
 
+_ENTITY = re.compile(rb"&#(x[0-9A-Fa-f]+|[0-9]+);|_x([0-9A-Fa-f]{4})_")
+_STARTS = frozenset(FORMULA_START)
+
+
+def starts_like_formula(text: bytes) -> bool:
+    """Whether XML text (as stored in a part: `&#9;`, `&#x3D;` and OOXML's
+    `_x000D_` escapes undone) starts with a character Excel would read as the
+    start of a formula when the cell is edited."""
+    if not text:
+        return False
+    m = _ENTITY.match(text)
+    if m is None:
+        return chr(text[0]) in _STARTS
+    try:
+        if m.group(2) is not None:
+            code = int(m.group(2), 16)
+        else:
+            code = int(m.group(1)[1:], 16) if m.group(1)[:1] in (b"x", b"X") else int(m.group(1))
+    except ValueError:
+        return False
+    return chr(code) in _STARTS if code < 0x110000 else False
+
+
+def _texts_start(block: bytes, p: bytes) -> bytes:
+    """The start of the text an `<si>` or `<is>` block shows: its `<t>` runs
+    (rich text included) in order, the phonetic runs left out."""
+    block = re.sub(rb"<" + p + rb"rPh\b.*?</" + p + rb"rPh>", b"", block, flags=re.S)
+    for m in re.finditer(rb"<" + p + rb"t\b[^>]*?(?:/>|>(.*?)</" + p + rb"t>)", block, re.S):
+        if m.group(1):
+            return m.group(1)[:16]
+    return b""
+
+
+# What a text part holds when some text in it may start like a formula.
+_MAYBE_FORMULA = tuple(b">" + c.encode() for c in FORMULA_START) + (b">&#", b">_x")
+
+
 def _shared_formula_like(pkg: Package, wb_part: str) -> set[int]:
-    """Indices of the shared strings that start like a formula (`=`, `+`, `-`, `@`)."""
+    """Indices of the shared strings that start like a formula (`=`, `+`, `-`, `@`, tab, CR)."""
     rels = _relationships(pkg.read(_rels_name(wb_part)) if _rels_name(wb_part) in pkg else None)
     part = next((_resolve(wb_part, r["Target"]) for r in rels if r.get("Type", "").endswith("/sharedStrings")), None)
     if part is None or part not in pkg:
         return set()
     xml = pkg.read(part)
-    starts = tuple(c.encode() for c in FORMULA_START)
-    if not any(b">" + s in xml for s in starts):
+    if not any(s in xml for s in _MAYBE_FORMULA):
         return set()
     p = re.escape(_prefix(xml, b"sst"))
     out = set()
     items = re.finditer(rb"<" + p + rb"si\b[^>]*?(?:/>|>(.*?)</" + p + rb"si>)", xml, re.S)
     for i, m in enumerate(items):
-        first = re.search(rb"<" + p + rb"t\b[^>]*?(?:/>|>(.))", m.group(1) or b"", re.S)
-        if first is not None and first.group(1) and first.group(1).startswith(starts):
+        if starts_like_formula(_texts_start(m.group(1) or b"", p)):
             out.add(i)
     return out
 
@@ -412,12 +447,24 @@ class SheetEdit:
                 self._change(start, quote=True)
 
     def quote_inline(self) -> None:
-        """Mark inline strings that look like formulas as text (quote prefix)."""
+        """Mark inline strings (rich text included) and text values without a
+        formula (`t="str"`) that look like formulas as text (quote prefix)."""
         p = re.escape(self.p)
-        starts = re.escape("".join(FORMULA_START).encode())
-        pattern = re.compile(rb"<" + p + rb"is><" + p + rb"t(?: xml:space=\"preserve\")?>[" + starts + rb"]")
-        for m in pattern.finditer(self.xml):
-            self._change(self._cell_start(m.start()), quote=True)
+        for m in re.finditer(rb"<" + p + rb"c\b[^>]*?\bt=\"(inlineStr|str)\"[^>]*?>", self.xml):
+            if m.group(0).endswith(b"/>"):
+                continue
+            start = m.start()
+            end = self._cell_end(start)
+            inner = self.xml[m.end():end]
+            if m.group(1) == b"inlineStr":
+                text = _texts_start(inner, p)
+            else:
+                if re.search(rb"<" + p + rb"f[\s>/]", inner):
+                    continue   # a formula: drop_formulas makes it its value, quoted if need be
+                v = re.search(rb"<" + p + rb"v>(.*?)</" + p + rb"v>", inner, re.S)
+                text = v.group(1) if v else b""
+            if starts_like_formula(text):
+                self._change(start, quote=True)
 
     def legacy_drawing(self, rid: str) -> None:
         """Point the sheet at its comments' drawing `rid`."""
@@ -468,7 +515,7 @@ class SheetEdit:
                 tag = _set_attr(tag, b"t", b"inlineStr")
                 inner = (b"<" + p + b'is><' + p + b't xml:space="preserve">' + text + b"</" + p + b"t></" + p +
                          b"is></" + p + b"c>")
-                quote = quote or text.startswith(tuple(c.encode() for c in FORMULA_START))
+                quote = quote or starts_like_formula(text)
                 if tag.endswith(b"/>"):
                     tag = tag[:-2] + b">"
         base = int(attrs.get(b"s", b"0"))
@@ -591,7 +638,7 @@ def annotate(data: bytes, notes: dict[str, dict[str, Note]], grafted: Grafted, *
         cells = notes.get(sheet.title, {})
         formulas = _has_formula(xml, p)
         selected = b"tabSelected" in xml[:1 << 16]
-        if not (cells or formulas or quoted or selected or b"<" + p + b"is>" in xml):
+        if not (cells or formulas or quoted or selected or b"<" + p + b"is>" in xml or b't="str"' in xml):
             continue
         edit = SheetEdit(xml, styles)
         if not cells and not edit.needed(formulas, quoted, selected):

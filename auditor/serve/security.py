@@ -14,6 +14,16 @@ machine, through a loopback name.
   an `Origin` header, when the browser sends one, must be this server's.
 - Every answer says: no sniffing, no referrer, not cached, framed only by
   this server; an answer that set no Content-Security-Policy gets a strict one.
+- A report (report.html, index.html) is served sandboxed (`REPORT_CSP`):
+  its scripts run, but in an origin of their own, never this server's — a
+  script slipped into a report could not call the API with the cookie. It
+  talks to the page only by messages the page checks.
+- So a sandboxed report still follows its own links (the index to a
+  carnet's report, a finding to its cell's page), which its opaque origin
+  sends without the SameSite cookie, a GET of a run's file
+  (`/runs/<run id>/…`) is let through on the run's id alone: 64 random bits
+  that only the page which made the run was told (the run's files, nothing
+  else; never the API).
 """
 
 from __future__ import annotations
@@ -27,8 +37,18 @@ from starlette.responses import PlainTextResponse, RedirectResponse
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 _HOST = re.compile(r"^(?P<name>[^:\[\]]+)(?::(?P<port>\d{1,5}))?$")
+# A run's files: its id (secrets.token_hex(8) in runs.py) is the capability.
+RUN_FILE = re.compile(r"^/runs/[0-9a-f]{16}/[^?]+$")
 STRICT_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
               "connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'")
+# report.html's own policy (templates/base.html.j2), sent as a header too,
+# framed only by this server's page, and sandboxed: scripts (its filters),
+# its print (modals), its links to a cell's page in a new tab (popups, which
+# leave the sandbox: the cell's page is this server's own) and downloads —
+# but never this server's origin (no allow-same-origin).
+REPORT_CSP = ("sandbox allow-scripts allow-modals allow-popups allow-popups-to-escape-sandbox allow-downloads; "
+              "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+              "frame-ancestors 'self'")
 SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
                     (b"cache-control", b"no-store"), (b"x-frame-options", b"SAMEORIGIN"),
                     (b"cross-origin-opener-policy", b"same-origin"),
@@ -79,7 +99,8 @@ class Guard:
                 response = RedirectResponse(target, status_code=303)
                 response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
                 return await self._send_with_headers(response, scope, receive, send)
-        elif not (self._is_token(cookies.get(self.cookie)) or self._is_token(headers.get("x-ecarte-token"))):
+        elif not (self._is_token(cookies.get(self.cookie)) or self._is_token(headers.get("x-ecarte-token"))
+                  or (scope["method"] in ("GET", "HEAD") and RUN_FILE.match(scope["path"]))):
             return await self._forbid(scope, receive, send, "token")
         if scope["method"] not in ("GET", "HEAD", "OPTIONS"):
             origin = headers.get("origin")

@@ -189,6 +189,80 @@
     applyIndex();
   }
 
+
+  // -- reviews, when the local page frames the report ---------------------------
+  // The page (never another site: the server's frame-ancestors) sends the
+  // review statuses and words; each finding of this list then gets its
+  // decision and a comment box, and a decision goes back to the page, which
+  // records it. Opened alone (a USB stick), none of this appears.
+  if (window.parent !== window) {
+    window.addEventListener("message", function (e) {
+      var d = e.data;
+      if (e.source !== window.parent || !d || typeof d !== "object") { return; }
+      if (d.type === "ecarte-review-setup") { reviewControls(d); }
+      if (d.type === "ecarte-review-result") { reviewResult(d); }
+    });
+    window.parent.postMessage({ type: "ecarte-report-ready" }, "*");
+  }
+  function reviewControls(d) {
+    each(document.querySelectorAll("tr[data-fingerprint]"), function (row) {
+      if (row.querySelector(".review-box") || !row.closest("#findings, #cross")) { return; }
+      var fp = row.getAttribute("data-fingerprint"), last = (d.decided || {})[fp] || {};
+      var box = document.createElement("td");
+      box.className = "review-box";
+      var select = document.createElement("select");
+      select.className = "review-status";
+      select.setAttribute("aria-label", d.words.status);
+      d.statuses.forEach(function (s) {
+        var o = document.createElement("option");
+        o.value = s[0]; o.textContent = s[1];
+        select.appendChild(o);
+      });
+      if (last.status) { select.value = last.status; }
+      var text = document.createElement("textarea");
+      text.className = "review-text";
+      text.rows = 2;
+      text.setAttribute("aria-label", d.words.comment);
+      text.placeholder = d.words.comment;
+      text.value = last.justification || "";
+      var save = document.createElement("button");
+      save.type = "button"; save.className = "review-save"; save.textContent = d.words.save;
+      var done = document.createElement("span");
+      done.className = "review-done"; done.setAttribute("role", "status");
+      save.addEventListener("click", function () {
+        done.textContent = d.words.saving;
+        window.parent.postMessage({ type: "ecarte-review", fingerprint: fp, status: select.value,
+                                    justification: text.value }, "*");
+      });
+      box.appendChild(select); box.appendChild(text); box.appendChild(save); box.appendChild(done);
+      var cell = (d.cells || {})[fp];
+      if (cell && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(cell.href)) {
+        var link = document.createElement("a");
+        link.className = "cell-link"; link.href = cell.href; link.target = "_blank"; link.rel = "noopener";
+        link.textContent = cell.text;
+        box.appendChild(document.createElement("br"));
+        box.appendChild(link);
+      }
+      row.appendChild(box);
+    });
+    each(document.querySelectorAll("#findings table.findings thead tr:last-child, #cross thead tr"), function (tr) {
+      if (tr.querySelector(".review-head")) { return; }
+      var th = document.createElement("th");
+      th.scope = "col"; th.className = "review-head"; th.textContent = d.words.review;
+      tr.appendChild(th);
+    });
+    each(document.querySelectorAll("#findings tr.print-head th"), function (th) {
+      th.colSpan = th.colSpan + 1;
+    });
+  }
+  function reviewResult(d) {
+    each(document.querySelectorAll("tr[data-fingerprint]"), function (row) {
+      if (row.getAttribute("data-fingerprint") !== d.fingerprint) { return; }
+      var done = row.querySelector(".review-done");
+      if (done) { done.textContent = d.text; }
+    });
+  }
+
   // -- print: every group open, then back as the reader left them ---------------
   window.addEventListener("beforeprint", function () {
     each(document.querySelectorAll("details:not([open])"), function (d) {
