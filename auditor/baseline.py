@@ -355,6 +355,11 @@ class Baseline:
             self.problems += loaded.problems
             self._shared = loaded.entries
 
+    def decided(self) -> dict[str, dict]:
+        """fingerprint → latest decision of the shared review file (none without one): the history keeps
+        those on findings the run did not see."""
+        return latest(list(self._shared)) if self._shared else {}
+
     @property
     def first_night(self) -> bool:
         """A baseline folder that does not exist yet, or holds no run: every finding is new."""
@@ -485,16 +490,30 @@ class Baseline:
 
 
 def history_rows(findings: list[Finding], compared: BaselineComparison, seance_dates: dict[int, str]) -> list[dict]:
-    """What the history keeps of each finding (auditor/history.py)."""
+    """What the history keeps of each finding (auditor/history.py), and the
+    decisions on the findings gone (absent, or whose review is an orphan): an
+    acknowledgement (`corrige`) closes them in the history."""
     rows = []
     for f in findings:
         review = compared.reviews.get(f.fingerprint) or {}
         rows.append({"fingerprint": f.fingerprint, "code": f.code, "severity": f.severity.label,
-                     "seance": f.seance, "seance_date": seance_dates.get(f.seance), "coup": f.coup,
+                     "article": f.article, "message": f.message, "seance": f.seance,
+                     "seance_date": seance_dates.get(f.seance), "coup": f.coup, "rang": f.rang, "row": f.row,
+                     "cell": f.cell, "expected": f.expected, "found": f.found,
                      "impact_cents": int(f.impact_cents), "baseline_state": compared.state(f),
-                     "review_status": review.get("status"), "review_by": review.get("by"),
-                     "review_at": review.get("at")})
+                     **_review_columns(review)})
+    gone = [(a["fingerprint"], a.get("review")) for a in compared.absent]
+    gone += [(o["fingerprint"], o) for o in compared.orphans]
+    for fp, review in gone:
+        if review:
+            rows.append({"row_kind": "review", "fingerprint": fp, **_review_columns(review)})
     return rows
+
+
+def _review_columns(review: dict) -> dict:
+    return {"review_status": review.get("status"), "review_by": review.get("by"), "review_at": review.get("at"),
+            "review_justification": review.get("justification"),
+            "review_stale": bool(review.get("stale")) if review else None}
 
 
 MIN_PREFIX = 8

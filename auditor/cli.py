@@ -224,6 +224,11 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     h.add_argument("folder", type=Path, metavar="DIR", help="history.folder")
     h.add_argument("--open-since", metavar="DATE", help="history.open_since")
     h.add_argument("--sql", metavar="QUERY", help="history.sql")
+    h.add_argument("--view", choices=("findings", "observations", "runs", "carnets", "seances"), help="history.view")
+    h.add_argument("--severity", metavar="LIST", help="history.severity")
+    h.add_argument("--older-than", type=_integer, metavar="DAYS", help="history.older_than")
+    h.add_argument("--html", type=Path, metavar="OUT", help="history.html")
+    h.add_argument("--format", dest="formats", metavar="LIST", help="history.formats")
     h.add_argument("--lang", choices=LANGS, help="history.lang")
 
     w = sub.add_parser("verify", help="verify.help")

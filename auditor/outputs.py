@@ -50,6 +50,9 @@ class CarnetAudit:
     fault: str | None = None       # the audit did not finish: killed, timeout, memory_limit
     pid: int | None = None         # the worker process that audited it
     cached: bool = False
+    # Per séance, its totals as the history keeps them (report/seance_totals.py):
+    # computed here, where the carnet is, in integer cents.
+    seances: list[dict] | None = None
 
     @property
     def worst_own(self) -> Severity | None:
@@ -77,8 +80,19 @@ def carnet_audit(index: int, job: CarnetJob, result: AuditResult, options: Optio
     entry = {"id": job.id, "path": job.shown, "verdict": verdict(result), "sha256": result.carnet.source.sha256,
              "carnet": doc["carnet"], "period": period_of(result), "summary": doc["summary"],
              "report": f"{job.id}/report.html" if "html" in formats else None}
-    return CarnetAudit(index, job.id, job.shown, list(result.findings), doc, entry, seance_dates(result.carnet),
-                       report, workbook, facts)
+    dates = seance_dates(result.carnet)
+    return CarnetAudit(index, job.id, job.shown, list(result.findings), doc, entry, dates,
+                       report, workbook, facts, seances=_seance_totals(result, dates))
+
+
+def _seance_totals(result: AuditResult, dates: dict[int, str]) -> list[dict]:
+    """The séances' totals for the history; none for a carnet too damaged to total."""
+    from auditor.report.seance_totals import seance_totals
+
+    try:
+        return seance_totals(result.carnet, result.profile, dates)
+    except Exception:   # noqa: BLE001 — a total the history lacks never stops the audit
+        return []
 
 
 @dataclass
@@ -99,6 +113,7 @@ class Finished:
     stamped: dict = field(default_factory=dict)   # findings.json and report.html with their time slots (Stamped)
     # What changed since the baseline (baseline.changes_part): changes.json's part of this carnet.
     changes: dict = field(default_factory=dict)
+    seances: list[dict] | None = None   # per séance, its totals for --history (CarnetAudit.seances)
 
 
 @dataclass(frozen=True)
@@ -226,7 +241,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
     return Finished(files, entry, worst, rows, states, stamped=stamped,
-                    changes=baseline.changes_part(findings, compared, context))
+                    changes=baseline.changes_part(findings, compared, context), seances=audit.seances)
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:
@@ -243,13 +258,15 @@ def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> d
 
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
-                tables: list[dict] | None = None, baseline: dict | None = None, changes: str | None = None) -> None:
+                tables: list[dict] | None = None, baseline: dict | None = None, changes: str | None = None,
+                dashboard: str | None = None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
     totals count each of them once. `tables`: per casino and table, its
     carnets in order and how the rules across its carnets went. `baseline`:
     summary.json's `baseline` (path, matched carnets, renamed, vanished);
-    `changes`: the file of what changed since it, which the index links."""
+    `changes`: the file of what changed since it, which the index links;
+    `dashboard`: the indicators' page the index links (with --history)."""
     from auditor.report.cross_carnet import SEVERITY_KEYS
 
     cross_findings = cross_findings or []
@@ -283,4 +300,5 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         view = index_view(doc, lang)
         view.series = index_part(entries, lang, trends, baseline, changes)
         view.archive = archive_view(doc, lang)
+        view.dashboard = dashboard
         write_atomic(out / "index.html", html_report.render("index.html.j2", view))

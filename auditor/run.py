@@ -142,15 +142,17 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         changes = changes_document(jobs, finished, cross, baseline, options.generated_at)
         write_changes(changes, out, options.lang)
     rows = [f.history for f in finished]
-    trends = None
+    trends = dashboard = None
     if history is not None:
-        # The ledger (auditor/history.py) may close findings from `changes`
-        # (absent ones, vanished carnets', and those acknowledged `corrige`).
-        trends = _append_history(history, options, entries, rows)
+        # The ledger closes a finding when its carnet is audited without it, and
+        # keeps the decisions on findings gone (acknowledged `corrige`…).
+        trends = _append_history(history, options, entries, rows, [f.seances for f in finished], baseline)
+        if batch and "html" in (index_formats or options.formats):
+            dashboard = _dashboard(history, out, options)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
-                    changes="changes.txt" if changes is not None else None)
+                    changes="changes.txt" if changes is not None else None, dashboard=dashboard)
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows,
                      changes=changes)
@@ -256,18 +258,43 @@ def _cover(facts) -> tuple | None:
     return cover_key(facts.casino, facts.table, first[0], first[1])
 
 
-def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]]) -> list[dict]:
+def _append_history(folder: Path, options: Options, entries: list[dict], rows: list[list[dict]],
+                    seances: list[list[dict] | None], baseline=None) -> list[dict]:
     """Append this run to the history folder; the trend per table for index.html."""
     from auditor import __version__, history
     from auditor.errors import UsageError, os_reason
 
     record = {"run_id": history.new_run_id(), "run_at": options.generated_at, "tool_version": __version__,
               "profile": load_profile().as_json().get("name")}
+    # The shared review file's decisions on findings this run did not see
+    # (a vanished carnet's, acknowledged): the history closes them.
+    said = {r["fingerprint"] for carnet in rows for r in carnet}
+    decided = baseline.decided() if baseline is not None else {}
+    reviews = [{"fingerprint": fp, "review_status": r.get("status"), "review_by": r.get("by"),
+                "review_at": r.get("at"), "review_justification": r.get("justification"), "review_stale": None}
+               for fp, r in sorted(decided.items()) if fp not in said]
     try:
-        history.append_run(folder, record, list(zip(entries, rows)))
+        history.append_run(folder, record, list(zip(entries, rows, seances)), reviews)
     except OSError as exc:
         raise UsageError("audit.cannot_write_history", folder=folder, reason=os_reason(exc)) from None
     return history.trends(folder, options.lang)
+
+
+DASHBOARD = "dashboard"
+
+
+def _dashboard(history: Path, out: Path, options: Options) -> str | None:
+    """The indicators per table and month, from the whole history, beside the
+    batch's index (which links them); their links reach this run's reports."""
+    from auditor.errors import UsageError
+    from auditor.indicators import write_indicators
+
+    try:
+        write_indicators(history, out / DASHBOARD, options.lang, ("html",), reports=out,
+                         generated_at=options.generated_at)
+    except UsageError:
+        return None   # a damaged history: the run's own files stand; `ecarte-audit history` names the problem
+    return f"{DASHBOARD}/index.html"
 
 
 def _bar(total: int, enabled: bool):

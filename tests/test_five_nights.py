@@ -257,7 +257,41 @@ def test_five_nights_of_a_controller(tmp_path):
     decisions = [json.loads(x) for x in n.reviews.read_text(encoding="utf-8").splitlines()]
     acknowledged = {d["fingerprint"] for d in decisions if d["status"] == "corrige"}
     assert acknowledged == set(stake_fps) | set(b_fps)
-    # The history's rows of these five nights (first_seen, last_seen, closed_at when absent or
-    # acknowledged) are the ledger's (auditor/history.py, branch `ledger`): asserted there over
-    # `n.history`, which every night above appended to.
-    assert n.history.is_dir()
+    # The history, a ledger of these five nights (auditor/history.py): each finding once, with
+    # when it was first and last seen, closed (its carnet, or the carnet renamed, audited without
+    # it; or acknowledged `corrige`) and its latest review.
+    import datetime as dt
+
+    from auditor import history
+
+    con = history.connect(n.history)
+    nights = [r[0] for r in con.execute("SELECT run_at FROM runs ORDER BY run_at").fetchall()]
+    assert len(nights) == 5
+
+    def ledger(fp: str) -> dict:
+        rel = con.execute("SELECT * FROM findings WHERE fingerprint = ?", [fp])
+        (row,) = rel.fetchall()
+        return dict(zip([d[0] for d in rel.description], row))
+
+    for fp in stake_fps:   # corrected in the carnet saved under a new name: closed by night 3
+        f = ledger(fp)
+        assert (f["first_seen"], f["last_seen"], f["closed_at"], f["open"]) == (nights[0], nights[1], nights[2],
+                                                                                  False)
+        assert f["review_status"] == "corrige"
+    at = {d["fingerprint"]: d["at"] for d in decisions if d["status"] == "corrige"}
+    for fp in b_fps:       # a vanished carnet's findings: closed when acknowledged (day 4)
+        f = ledger(fp)
+        acked = dt.datetime.strptime(at[fp], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+        assert (f["last_seen"], f["closed_at"], f["open"]) == (nights[2], acked, False)
+        assert nights[3] <= acked <= nights[4] and f["review_status"] == "corrige"
+    d = ledger(d_levy["fingerprint"])
+    assert (d["open"], d["last_seen"], d["impact_cents"]) == (True, nights[4], d4["impact_cents"])
+    assert (d["review_status"], d["review_stale"]) == ("justifie", False)
+    for f in n.findings(5, "2026-10-27 (corrigé).xlsx"):   # A's other findings: one finding across the rename
+        got = ledger(f["fingerprint"])
+        assert (got["first_seen"], got["last_seen"], got["open"], got["seen_runs"]) == (nights[0], nights[4], True, 5)
+        assert got["carnet_id"] == new_a
+    # Once per night seen in `observations`; none of the four carnets' findings lost on the way.
+    assert con.execute("SELECT bool_and(o.n = f.seen_runs), count(*) FROM (SELECT fingerprint, count(*) AS n "
+                       "FROM observations GROUP BY 1) o JOIN findings f USING (fingerprint)").fetchone() == \
+        (True, con.execute("SELECT count(*) FROM findings").fetchone()[0])

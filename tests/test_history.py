@@ -71,9 +71,12 @@ def findings_of(out: Path) -> dict[str, dict]:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_one_atomic_file_per_run(year):
-    files = sorted((year / "history").iterdir())
-    assert len(files) == 2 and all(f.name.startswith("run-") and f.suffix == ".parquet" for f in files)
+def test_runs_folded_into_one_ledger(year):
+    # Each run wrote its file and folded it: one ledger, no run file left, nothing temporary.
+    files = sorted(p.name for p in (year / "history").iterdir() if p.name != ".ledger.lock")
+    assert len(files) == 1 and files[0].startswith("ledger-"), files
+    assert sorted(p.name for p in (year / "history" / files[0]).iterdir()) == [
+        "audits.parquet", "reviews.parquet", "runs.parquet", "seances.parquet", "spans.parquet", "states.parquet"]
 
 
 @pytest.mark.slow
@@ -85,13 +88,12 @@ def test_money_per_table_and_month_counts_each_finding_once(year, capsys):
     lines = [line for line in money.splitlines() if line.startswith("Casino")]
     assert len(lines) == 24   # 2 tables × 12 months
     assert any("2026-06" in line for line in lines) and any("2026-12" in line for line in lines)
-    # Seen in two runs, counted once, with the latest values of each (a finding
-    # gone in the second run keeps the first run's).
-    latest = {**findings_of(year / "r1"), **findings_of(year / "r2")}
+    # Seen in two runs, counted once, with the latest values of each; a
+    # finding gone in the second run is closed and no longer counts.
+    latest = findings_of(year / "r2")
     expected = sum(f["impact_cents"] for f in latest.values() if f["impact_cents"] > 0)
     rows = sql(capsys, year / "history",
-               "SELECT sum(impact_cents) AS total FROM (SELECT DISTINCT ON (fingerprint) fingerprint, impact_cents "
-               "FROM findings WHERE impact_cents > 0 ORDER BY fingerprint, run_at DESC)")
+               "SELECT sum(impact_cents) AS total FROM findings WHERE impact_cents > 0 AND open")
     assert int(rows[0][0]) == expected
     text_total = sum(int(line.split()[-2].replace(",", "")) for line in lines)   # "12,30 €" → 1230
     assert text_total == expected
@@ -118,12 +120,16 @@ def test_findings_per_code_over_time_and_open_since(year, capsys):
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_sql_over_the_three_views(year, capsys):
+def test_sql_over_the_views(year, capsys):
     assert sql(capsys, year / "history", "SELECT count(*) FROM runs") == [["2"]]
     assert sql(capsys, year / "history", "SELECT count(DISTINCT carnet_id) FROM carnets") == [["24"]]
     states = dict(sql(capsys, year / "history",
                       "SELECT baseline_state, count(*) FROM findings WHERE baseline_state IS NOT NULL GROUP BY 1"))
     assert int(states["new"]) >= 1 and int(states["unchanged"]) >= 24
+    # Each finding once in `findings`, once per run in `observations`.
+    assert sql(capsys, year / "history", "SELECT count(*) = count(DISTINCT fingerprint) FROM findings") == [["True"]]
+    seen = int(sql(capsys, year / "history", "SELECT count(*) FROM observations")[0][0])
+    assert seen == sum(len(findings_of(year / r)) for r in ("r1", "r2"))
     code, out, err = history(capsys, year / "history", "--sql", "SELECT nope FROM findings")
     assert code == 2 and "--sql" in err and "Traceback" not in err
     for statement in ("", "  ", "-- nothing but a comment"):
@@ -151,12 +157,14 @@ def test_index_shows_a_trend_chart_per_table(year):
 @pytest.mark.subprocess
 def test_dask_reads_the_history(year, capsys):
     dd = pytest.importorskip("dask.dataframe")
-    frame = dd.read_parquet(str(year / "history" / "run-*.parquet")).compute()
-    rows = sql(capsys, year / "history", "SELECT count(*) FROM history")
-    assert len(frame) == int(rows[0][0])
-    assert set(frame["casino"].dropna()) == {"Casino d'Enghien"}
-    assert frame["fingerprint"].notna().sum() == int(sql(capsys, year / "history",
-                                                         "SELECT count(*) FROM findings")[0][0])
+    ledger = next((year / "history").glob("ledger-*"))
+    frame = dd.read_parquet(str(ledger / "audits.parquet")).compute()
+    assert len(frame) == 48   # 24 carnets × 2 runs
+    states = dd.read_parquet(str(ledger / "states.parquet")).compute()
+    assert set(states["casino"].dropna()) == {"Casino d'Enghien"}
+    assert (states["last_seq"] - states["first_seq"] + 1).sum() == 48
+    spans = dd.read_parquet(str(ledger / "spans.parquet")).compute()
+    assert spans["fingerprint"].nunique() == int(sql(capsys, year / "history", "SELECT count(*) FROM findings")[0][0])
 
 
 @pytest.mark.slow
@@ -164,13 +172,15 @@ def test_dask_reads_the_history(year, capsys):
 def test_history_holds_only_the_carnet_and_what_was_typed(year):
     import pyarrow.parquet as pq
 
-    from auditor.history import CARNET_COLUMNS, FINDING_COLUMNS, RUN_COLUMNS
+    from auditor.history import LEDGER_TABLES
 
-    table = pq.read_table(sorted((year / "history").glob("run-*.parquet"))[-1])
-    assert table.column_names == [*RUN_COLUMNS, *CARNET_COLUMNS, *FINDING_COLUMNS]
+    ledger = next((year / "history").glob("ledger-*"))
     host = os.uname().nodename
-    cells = {str(v) for column in table.columns for v in column.to_pylist() if v is not None}
-    assert len(host) < 4 or not any(host in c for c in cells)
+    for name, columns in LEDGER_TABLES.items():
+        table = pq.read_table(ledger / f"{name}.parquet")
+        assert tuple(table.column_names) == columns
+        cells = {str(v) for column in table.columns for v in column.to_pylist() if v is not None}
+        assert len(host) < 4 or not any(host in c for c in cells)
 
 
 @pytest.mark.subprocess
@@ -184,9 +194,8 @@ def test_two_runs_writing_history_at_once_leave_both_readable(tmp_path, capsys):
                               stderr=subprocess.PIPE, text=True) for i in (1, 2)]
     for p in procs:
         assert p.wait(timeout=300) == 1, p.stderr.read()
-    files = sorted(hist.glob("run-*.parquet"))
-    assert len(files) == 2 and not list(hist.glob(".*tmp"))
+    assert not list(hist.glob(".*tmp"))
     assert sql(capsys, hist, "SELECT count(DISTINCT run_id) FROM runs") == [["2"]]
-    import pyarrow.parquet as pq
-
-    assert [pq.read_table(f).num_rows for f in files][0] == pq.read_table(files[1]).num_rows > 0
+    # Both runs saw the same findings: each once in `findings`, twice in `observations`.
+    n = int(sql(capsys, hist, "SELECT count(*) FROM findings")[0][0])
+    assert n > 0 and sql(capsys, hist, "SELECT count(*) FROM observations") == [[str(2 * n)]]

@@ -25,7 +25,7 @@ LAYERS = {
     "auditor.read": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
     "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.outputs": "render",
-    "auditor.run": "run", "auditor.sign": "report", "auditor.verify": "face",
+    "auditor.run": "run", "auditor.indicators": "run", "auditor.sign": "report", "auditor.verify": "face",
     "auditor.batch": "batch", "auditor.baseline": "report", "auditor.history": "batch", "auditor.reviews": "report",
     "auditor.synth": "synth",
     "auditor.cli": "face", "auditor.commands": "face", "auditor.__main__": "face", "auditor.serve": "face",

@@ -82,15 +82,14 @@ def test_a_pair_with_baseline_and_reviews_carries_the_finding_across_in_both(tmp
         assert 'id="cross"' in html
     assert not across(doc(tmp_path / "night2", "t9"))
     # The history holds each finding across carnets once per run.
-    import duckdb
+    from auditor.history import connect
 
-    con = duckdb.connect()
-    n = con.execute(f"select count(*) from read_parquet('{history}/run-*.parquet') where fingerprint = ?",
-                    [fp]).fetchone()[0]
+    con = connect(history)
+    n = con.execute("select count(*) from observations where fingerprint = ?", [fp]).fetchone()[0]
     assert n == 2   # two runs, once each
-    carnets = {r[0] for r in con.execute(
-        f"select carnet_id from read_parquet('{history}/run-*.parquet') where fingerprint = ?", [fp]).fetchall()}
+    carnets = {r[0] for r in con.execute("select carnet_id from observations where fingerprint = ?", [fp]).fetchall()}
     assert len(carnets) == 1
+    assert con.execute("select count(*) from findings where fingerprint = ?", [fp]).fetchone()[0] == 1
 
 
 def test_a_review_recorded_between_two_nights_is_a_cache_hit_for_every_carnet(tmp_path, capsys):

@@ -92,10 +92,27 @@ def cmd_verify(args) -> int:
 
 
 def cmd_history(args) -> int:
-    """`ecarte-audit history`: answer a question on the findings history."""
-    from auditor.history import answer
+    """`ecarte-audit history`: answer a question on the findings history, or write its indicators."""
+    from auditor.history import answer, parse_severities, readable_runs
 
-    print(answer(args.folder, args.ui, since=args.open_since, sql=args.sql), end="")
+    severities = parse_severities(args.severity)
+    if args.folder.is_dir():
+        for path in readable_runs(args.folder)[1]:
+            print(cli_label("history.skipped", args.ui, path=path), file=sys.stderr)
+    if args.formats is not None and args.html is None:
+        raise UsageError("history.format_needs_html")
+    if args.html is not None:
+        from auditor.indicators import parse_formats, write_indicators
+
+        formats = parse_formats(args.formats)
+        written = write_indicators(args.folder, args.html, args.lang or DOCUMENT_LANG, formats)
+        for path in written:
+            print(cli_label("history.written", args.ui, path=path), file=sys.stderr)
+        return EXIT_OK
+    if args.sql is not None and (args.view or severities or args.older_than is not None):
+        raise UsageError("history.sql_alone")
+    print(answer(args.folder, args.ui, since=args.open_since, sql=args.sql, view=args.view, severities=severities,
+                 older_than=args.older_than), end="")
     return EXIT_OK
 
 

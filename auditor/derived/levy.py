@@ -135,10 +135,17 @@ def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
     verified, the recorded levy elsewhere (so the difference shows only what
     was checked).
     """
+    expected, recorded = levy_by_coup(carnet, profile)
+    return int(expected.sum()), int(recorded.sum())
+
+
+def levy_by_coup(carnet: Carnet, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """(expected, recorded) levy of each row of `coups`, both phases, in cents
+    (as `levy_totals` counts them): the history totals them per séance."""
     c = carnet.df("coups")
     avant = c["prelevement_cents"].to_numpy(dtype=np.int64, na_value=0)
     apres = c["prelevement_apres_cents"].to_numpy(dtype=np.int64, na_value=0)
-    recorded = int(avant.sum() + apres.sum())
+    recorded = avant + apres
     expected_avant, expected_apres = avant.copy(), apres.copy()
     s = simple_levy(carnet, profile)
     expected_avant[s.at] = s.hi
@@ -149,4 +156,4 @@ def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
         hi = ch.hi[phase]
         known = hi != NA
         expected[ch.at[known]] = hi[known]
-    return int(expected_avant.sum() + expected_apres.sum()), recorded
+    return expected_avant + expected_apres, recorded

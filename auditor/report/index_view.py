@@ -73,6 +73,7 @@ class IndexView(Page):
     totals: IndexTotals
     series: object = None        # baseline counts and trends (baseline_view.index_part; the templates' `series`), set by the renderer
     archive: object = None       # each table's archive (archive_view.archive_view), set by the renderer
+    dashboard: str | None = None  # the indicators' page (with --history), set by the renderer
 
 
 def _audited_root(paths: list[str]) -> str:

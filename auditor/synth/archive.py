@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from auditor.catalogue import Profile, load_profile
 from auditor.errors import Message
@@ -37,6 +38,9 @@ class ArchiveSpec:
     carnet: Spec = field(default_factory=lambda: Spec(seances=2, coups=4, mises=3,
                                                       ticket_start={10: 400001, 100: 400001, 1000: 400001}))
     breaches: tuple[str, ...] = ()
+    # Each day's carnet spec, changed (e.g. fewer stakes written for a month:
+    # the indicators' planted anomaly); None: every day alike.
+    adjust: Callable[[Spec], Spec] | None = None
 
 
 def breach_places(spec: ArchiveSpec) -> dict[str, int]:
@@ -84,6 +88,8 @@ def generate_archive(spec: ArchiveSpec, profile: Profile | None = None) -> list[
             starts[10] = LOW_START
         one = replace(base, seed=base.seed * 100_003 + k, start=day, first_seance=seance,
                       ticket_start=dict(starts), same_day=True)
+        if spec.adjust is not None:
+            one = spec.adjust(one)
         tables = generate(one, profile)
         if code == "EC561-04" and not any(r["valeur"] == 10 for r in tables["tickets"]):
             raise CannotInject(Message("generate.archive_no_tickets", day=day.isoformat()))
