@@ -14,7 +14,9 @@ a real `ecarte-audit serve` process where it matters.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -522,5 +524,35 @@ def test_nothing_of_a_refused_or_empty_upload_stays_in_the_spool(tmp_path):
         doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("notes.txt", b"x" * 100_000)])
         assert doc["ignored"] == ["notes.txt"]
         assert list(spool.iterdir()) == []
+        # The workspace cannot take the audit: the page says why, and the upload is not kept either.
+        from auditor.serve.workspace import PENDING
+
+        blocked = server.workspace / PENDING
+        shutil.rmtree(blocked)
+        blocked.write_bytes(b"")
+        status, _, data = server.upload([("a.xlsx", XLSX.read_bytes())])
+        assert status == 400 and str(server.workspace) in json.loads(data)["error"]
+        assert list(spool.iterdir()) == []
     finally:
         server.stop()
+
+
+def test_uploads_of_runs_cancelled_at_stop_leave_nothing_in_the_spool(tmp_path):
+    """Runs still waiting when the server stops are cancelled: their uploads,
+    handed over but never staged, are removed with them; the one running had
+    taken its own (staged in the workspace)."""
+    from auditor.serve.runs import Runs
+    from auditor.serve.workspace import Workspace
+
+    spool = tmp_path / "private" / "spool"
+    spool.mkdir(parents=True)
+    runs = Runs(tmp_path / "private", workspace=Workspace(tmp_path / "workspace"))
+    handed = []
+    for i in range(3):
+        path = spool / f"upload-{i}"
+        path.write_bytes(XLSX.read_bytes())
+        handed.append(runs.upload([(f"c{i}.xlsx", path)], "fr"))
+    runs.close()
+    assert list(spool.iterdir()) == []
+    assert [r.state for r in handed[1:]] == ["queued", "queued"]                  # never started
+    assert (handed[0].folder / "in" / "carnet-1.xlsx").is_file() and handed[0].total == 1   # staged, audited
