@@ -552,6 +552,10 @@ def test_uploads_of_runs_cancelled_at_stop_leave_nothing_in_the_spool(tmp_path):
         path = spool / f"upload-{i}"
         path.write_bytes(XLSX.read_bytes())
         handed.append(runs.upload([(f"c{i}.xlsx", path)], "fr"))
+    deadline = time.monotonic() + 60
+    while handed[0].state == "queued":   # the first one taken by the worker before the stop
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     runs.close()
     assert list(spool.iterdir()) == []
     assert [r.state for r in handed[1:]] == ["queued", "queued"]                  # never started
