@@ -5,7 +5,8 @@ a real `ecarte-audit serve` process where it matters.
   the folders of servers killed outright (SIGKILL) removed at the next start;
 - an upload streamed to disk: the server's resident memory stays bounded
   whatever the size of the upload;
-- the private folder bounded: the oldest runs evicted;
+- the private folder bounded: the audits' cache past the room given evicted,
+  least recently used first, never the workspace;
 - the browser opened through a private redirect file, never a token on its
   command line;
 - reports served sandboxed: no report script runs on the API's origin.
@@ -13,7 +14,9 @@ a real `ecarte-audit serve` process where it matters.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -38,15 +41,47 @@ def _signalled(tmp_path: Path, sig: int):
     doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.zip", zip_of(csv_folder(CSV, "b/")))])
     assert doc["state"] == "done", doc["message"]
     [folder] = server.private_folders()
-    assert any(folder.rglob("report.html")) and any(folder.rglob("carnet-1.xlsx"))
     assert (folder / private.PID_FILE).read_text().split() == [str(server.proc.pid)]
+    # What the private folder holds: the audits' cache, each carnet's audit
+    # pickled with the casino's data, and an upload being received, in the spool.
+    casino = doc["carnets"][0]["casino"]
+    pickles = sorted(folder.glob("cache/*/*/carnet-audit.pickle"))
+    assert len(pickles) == 2 and any(casino.encode() in p.read_bytes() for p in pickles)
+    receiving = _upload_under_way(server, folder / "spool")
+    # What the workspace holds: the audit, as the inspector keeps it.
+    place = server.workspace / doc["place"]
+    kept = files_under(place)
+    assert {"in/carnet-1.xlsx", "in/carnet-2/coups.csv", "out/carnet-1/report.html", "audit.json"} <= set(kept)
     server.proc.send_signal(sig)
     out, err = server.proc.communicate(timeout=60)
+    receiving.close()
     assert server.proc.returncode == -sig, err          # ended by its signal, as `kill` expects
     assert "Traceback" not in err
     assert "Page d'audit arrêtée ; fichiers temporaires effacés." in out
     assert not folder.exists()
     assert files_under(tmp_path / "tmp") == []
+    assert files_under(place) == kept                   # the workspace keeps what the inspector saved
+
+
+def _upload_under_way(server: Server, spool: Path):
+    """A connection sending an upload of which the server has received a
+    part (on disk in `spool`) and waits for the rest."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    head = (b"--b\r\nContent-Disposition: form-data; name=\"carnet\"; filename=\"c.xlsx\"\r\n"
+            b"Content-Type: application/octet-stream\r\n\r\n")
+    conn.putrequest("POST", "/api/audit", skip_host=True)
+    for k, v in {"Host": f"127.0.0.1:{server.port}", "Cookie": server.cookie, "Content-Length": str(10 ** 7),
+                 "Content-Type": "multipart/form-data; boundary=b"}.items():
+        conn.putheader(k, v)
+    conn.endheaders()
+    conn.send(head + XLSX.read_bytes())
+    deadline = time.monotonic() + 30
+    while not [p for p in spool.iterdir() if p.stat().st_size > 0]:
+        assert time.monotonic() < deadline, "the upload never reached the spool"
+        time.sleep(0.05)
+    return conn
 
 
 @POSIX
@@ -77,15 +112,20 @@ def test_a_signal_while_an_upload_is_audited_still_cleans_up(tmp_path):
 @pytest.mark.subprocess
 def test_the_folder_of_a_killed_server_is_removed_at_the_next_start(tmp_path):
     first = Server(tmp_path / "tmp", "--jobs", "1")
-    first.audit([("a.xlsx", XLSX.read_bytes())])
+    doc = first.audit([("a.xlsx", XLSX.read_bytes())])
     [left] = first.private_folders()
     first.proc.kill()                                   # SIGKILL: no clean-up possible
     first.proc.communicate(timeout=30)
-    assert left.exists() and any(left.rglob("report.html"))
+    [pickle] = left.glob("cache/*/*/carnet-audit.pickle")
+    assert doc["carnets"][0]["casino"].encode() in pickle.read_bytes()   # the casino's data, left behind
     running = Server(tmp_path / "tmp", "--jobs", "1")    # removes the dead one's
     try:
         assert not left.exists()
         [kept] = running.private_folders()
+        # The workspace keeps the audit the killed server made: the new one opens it.
+        assert (first.workspace / doc["place"] / "in" / "carnet-1.xlsx").is_file()
+        assert running.request("GET", f"/api/runs/{doc['run']}")[0] == 200
+        assert running.request("GET", "/" + doc["carnets"][0]["report"])[0] == 200
         third = Server(tmp_path / "tmp", "--jobs", "1")  # a running server's folder is not touched
         try:
             assert kept.exists() and len(third.private_folders()) == 2
@@ -280,61 +320,96 @@ def test_a_zip_is_inflated_member_by_member_to_disk(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_the_oldest_runs_are_evicted_past_the_room_given(tmp_path):
-    """--keep-mb 1: each upload past the room removes the oldest finished
-    runs (files and entry: 404); the last one finished is kept (the
-    inspector still reads it while the new one runs)."""
+def test_the_audits_cache_is_bounded_and_the_workspace_kept(tmp_path):
+    """--keep-mb 1: three uploads of seven carnets each would leave more in
+    the private folder's audits' cache than the room given; the least
+    recently used entries go (the last upload's all stay), the folder stays
+    within the room, and every audit is still in the workspace, opened and
+    decided on from the page (a decision on an audit whose cache entries
+    went audits its carnets again from the workspace's copy)."""
     import json
+
+    from auditor.limits import MB
 
     server = Server(tmp_path / "tmp", "--jobs", "1", "--keep-mb", "1")
     try:
-        data = _padded(XLSX.read_bytes(), 400 * 1024)   # each run: > 0.8 MB (the carnet, its copy annotated)
-        docs = [server.audit([(f"{n}.xlsx", data)]) for n in "abcd"]
+        docs, started = [], []
+        for batch in "abc":
+            started.append(time.time())
+            docs.append(server.audit([(f"{batch}{i}.xlsx", XLSX.read_bytes()) for i in range(1, 8)]))
         [folder] = server.private_folders()
-        present = [server.request("GET", f"/api/runs/{d['run']}")[0] for d in docs]
-        assert present == [404, 404, 200, 200]
-        assert server.request("GET", "/" + docs[0]["carnets"][0]["report"])[0] == 404
-        assert server.request("GET", "/" + docs[-1]["carnets"][0]["report"])[0] == 200
-        assert len(list(folder.glob("run-*"))) == 2
-        # Runs smaller than the room: kept together, the large ones go.
-        small = [server.audit([(f"{n}.xlsx", XLSX.read_bytes())]) for n in "efg"]
-        assert [server.request("GET", f"/api/runs/{d['run']}")[0] for d in small] == [200, 200, 200]
-        assert server.request("GET", f"/api/runs/{docs[-1]['run']}")[0] == 404
+        entries = list((folder / "cache").glob("*/*"))
+        one = private.size_of(entries[0])
+        assert 3 * 7 * one > MB                          # without eviction: past the room
+        assert MB - one < private.size_of(folder) <= MB  # within it, and no more went than needed
+        times = sorted(e.stat().st_mtime for e in entries)
+        assert len([t for t in times if t >= started[2]]) == 7   # the last upload's: all kept
+        assert times[0] >= started[1]                             # the first upload's: all gone
+        assert list((folder / "spool").iterdir()) == []
+        for doc in docs:                                 # the workspace keeps every audit
+            place = server.workspace / doc["place"]
+            assert len(list((place / "in").glob("carnet-*.xlsx"))) == 7
+            assert server.request("GET", f"/api/runs/{doc['run']}")[0] == 200
+            assert all(server.request("GET", "/" + c["report"])[0] == 200 for c in doc["carnets"])
+        first = docs[0]
+        findings = json.loads(server.request("GET", "/" + first["carnets"][0]["findings"])[2])["findings"]
+        status, _, data = server.request("POST", f"/api/runs/{first['run']}/carnet-1/review", json.dumps({
+            "fingerprint": findings[0]["fingerprint"], "status": "justifie", "justification": "vu sur place",
+            "by": "Claire Dupont"}).encode(), {"Content-Type": "application/json"})
+        assert status == 200, data
+        deadline = time.monotonic() + 240
+        while True:
+            doc = json.loads(server.request("GET", f"/api/runs/{first['run']}")[2])
+            if not doc["rendering"] and doc["version"] > 1:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert doc["message"] is None
+        again = json.loads(server.request("GET", "/" + doc["carnets"][0]["findings"])[2])["findings"]
+        assert again[0]["review"]["justification"] == "vu sur place"
+        assert private.size_of(folder) <= MB
     finally:
         server.stop()
 
 
-def _padded(workbook: bytes, size: int) -> bytes:
-    """The workbook with a part nobody reads, of `size` random bytes (stored)."""
-    import io
-    import zipfile
-
-    out = io.BytesIO(workbook)
-    out.seek(0, 2)
-    with zipfile.ZipFile(out, "a") as zf:
-        zf.writestr("docProps/padding.bin", os.urandom(size), compress_type=zipfile.ZIP_STORED)
-    return out.getvalue()
-
-
-def test_evict_keeps_running_runs_and_the_workspace(tmp_path):
-    """Unit: a run under way is never evicted, nor one kept outside the
-    private folder (the inspector's workspace), nor the newest finished."""
+def test_evict_bounds_the_private_folder_never_the_workspace(tmp_path):
+    """Unit: past the room, the finished runs made in the private folder go
+    first (never one under way, nor the newest finished), then the cache's
+    half-written leftovers, then its entries least recently used first
+    (never one the run just used); the uploads waiting in the spool count
+    but stay, and nothing of the workspace goes, even inside the folder."""
     from types import SimpleNamespace
 
-    root, workspace = tmp_path / "private", tmp_path / "workspace"
-    registry = {}
-    for name, state, where in [("old", "done", root), ("saved", "done", workspace), ("busy", "running", root),
-                               ("mid", "failed", root), ("new", "done", root)]:
-        folder = where / name
+    root = tmp_path / "private"
+    workspace = SimpleNamespace(folder=root / "workspace")
+
+    def put(folder: Path, size: int) -> Path:
         folder.mkdir(parents=True)
-        (folder / "report.html").write_bytes(b"x" * 1000)
-        registry[name] = SimpleNamespace(folder=folder, state=state)
-    runs = SimpleNamespace(_runs=dict(registry), _lock=threading.Lock())
-    assert private.evict(runs, root, keep_bytes=10_000, keep_runs=20) == []
-    assert private.evict(runs, root, keep_bytes=10_000, keep_runs=20, incoming=9_000) == ["old", "mid"]
+        (folder / "data").write_bytes(b"x" * size)
+        return folder
+
+    registry = {}
+    for name, state, where in [("old", "done", root), ("saved", "done", workspace.folder),
+                               ("busy", "running", root), ("new", "done", root)]:
+        registry[name] = SimpleNamespace(folder=put(where / name, 1000), state=state)
+    entries = []
+    for i in range(4):
+        entry = put(root / "cache" / f"{i:02d}" / (f"{i:02d}" + "e" * 62), 1000)
+        os.utime(entry, (1_000_000 + i,) * 2)
+        entries.append(entry)
+    leftover = put(root / "cache" / "03" / (entries[3].name + ".tmp4242"), 1000)
+    put(root / "spool", 500)
+    runs = SimpleNamespace(_runs=dict(registry), _lock=threading.Lock(), workspace=workspace)
+    # 3 runs (3000) + the cache (5000) + the spool (500); the workspace's run not counted.
+    assert private.evict(runs, root, keep_bytes=8500) == []
+    assert private.evict(runs, root, keep_bytes=5500, protect=[entries[0]]) == ["old", leftover.name,
+                                                                                 entries[1].name]
     assert list(runs._runs) == ["saved", "busy", "new"]
-    assert not (root / "old").exists() and (workspace / "saved").exists() and (root / "busy").exists()
-    assert private.evict(runs, root, keep_bytes=0, keep_runs=1) == []     # the newest stays
+    assert private.evict(runs, root, keep_bytes=0, protect=[entries[0]]) == [entries[2].name, entries[3].name]
+    assert [e.exists() for e in entries] == [True, False, False, False]
+    assert (workspace.folder / "saved" / "data").is_file() and (root / "busy").exists() and (root / "new").exists()
+    assert (root / "spool" / "data").is_file() and list(runs._runs) == ["saved", "busy", "new"]
+    assert private.size_of(root, skip=workspace.folder) == 2000 + 1000 + 500   # busy, new; entry 0; the spool
 
 
 # -- the browser opened through a private file --------------------------------------------------
@@ -449,5 +524,39 @@ def test_nothing_of_a_refused_or_empty_upload_stays_in_the_spool(tmp_path):
         doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("notes.txt", b"x" * 100_000)])
         assert doc["ignored"] == ["notes.txt"]
         assert list(spool.iterdir()) == []
+        # The workspace cannot take the audit: the page says why, and the upload is not kept either.
+        from auditor.serve.workspace import PENDING
+
+        blocked = server.workspace / PENDING
+        shutil.rmtree(blocked)
+        blocked.write_bytes(b"")
+        status, _, data = server.upload([("a.xlsx", XLSX.read_bytes())])
+        assert status == 400 and str(server.workspace) in json.loads(data)["error"]
+        assert list(spool.iterdir()) == []
     finally:
         server.stop()
+
+
+def test_uploads_of_runs_cancelled_at_stop_leave_nothing_in_the_spool(tmp_path):
+    """Runs still waiting when the server stops are cancelled: their uploads,
+    handed over but never staged, are removed with them; the one running had
+    taken its own (staged in the workspace)."""
+    from auditor.serve.runs import Runs
+    from auditor.serve.workspace import Workspace
+
+    spool = tmp_path / "private" / "spool"
+    spool.mkdir(parents=True)
+    runs = Runs(tmp_path / "private", workspace=Workspace(tmp_path / "workspace"))
+    handed = []
+    for i in range(3):
+        path = spool / f"upload-{i}"
+        path.write_bytes(XLSX.read_bytes())
+        handed.append(runs.upload([(f"c{i}.xlsx", path)], "fr"))
+    deadline = time.monotonic() + 60
+    while handed[0].state == "queued":   # the first one taken by the worker before the stop
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    runs.close()
+    assert list(spool.iterdir()) == []
+    assert [r.state for r in handed[1:]] == ["queued", "queued"]                  # never started
+    assert (handed[0].folder / "in" / "carnet-1.xlsx").is_file() and handed[0].total == 1   # staged, audited

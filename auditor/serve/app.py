@@ -20,7 +20,6 @@ from auditor.errors import WriteError
 from auditor.limits import DEFAULT_LIMITS, Limits
 from auditor.read import WORKBOOK_SUFFIXES, canonical_name, table_names
 from auditor.serve.labels import page_label, page_labels
-from auditor.serve.private import KEEP_BYTES, KEEP_RUNS, evict
 from auditor.serve.runs import Runs, no_carnet_text
 from auditor.serve.security import REPORT_CSP, Guard
 from auditor.serve.uploads import UploadParser, UploadTooLarge, limited
@@ -47,13 +46,14 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
     `workspace`: the visit's folder for this session (default: the
     settings', else the documents folder's); `settings_file`: where the page
     keeps its settings (default: the user's configuration folder);
-    `keep_bytes`: what its runs in the private folder may take before the oldest are evicted."""
+    `keep_bytes`: what the private folder (the uploads waiting, the audits'
+    cache) may take before the oldest of the cache is evicted."""
     from auditor.serve.settings import PageSettings
 
     limits_in_force = limits or DEFAULT_LIMITS
-    keep_bytes = keep_bytes or KEEP_BYTES
     settings = PageSettings(settings_file, workspace, lang)
-    runs = Runs(root, limits, workers, workspace=settings.workspace(), pv_settings=settings.pv)
+    runs = Runs(root, limits, workers, workspace=settings.workspace(), pv_settings=settings.pv,
+                keep_bytes=keep_bytes)
     runs.workspace.clear_pending()
     spool = root / "spool"
     spool.mkdir(exist_ok=True, mode=0o700)
@@ -97,35 +97,38 @@ def create_app(root: Path, token: str, port: int, lang: str = "fr", limits: Limi
                               max_file_bytes=limits_in_force.max_file_bytes, max_files=MAX_UPLOAD_FILES,
                               max_fields=20)
         try:
-            form = await parser.parse()
+            form = await parser.parse()   # what a refused or broken body wrote is removed there
         except UploadTooLarge as exc:
             if exc.name:
                 return error(413, "errors.too_large", lang, name=exc.name, limit=size_words(exc.limit, lang))
             return error(413, "errors.too_large_total", lang, limit=size_words(exc.limit, lang))
         except Exception:   # a malformed body: say so, never a traceback
             return error(400, "errors.bad_upload", lang)
+        # From here every file of the upload is in the spool: handed to the run
+        # (which consumes them), or removed, whichever way this ends.
+        run = None
         try:
-            lang = form.get("lang") if form.get("lang") in LANGS else lang
-            files = []
-            for _, value in form.multi_items():
-                if hasattr(value, "read") and value.filename:
-                    files.append((value.filename, parser.path_of(value)))   # on disk, never read here
+            try:
+                lang = form.get("lang") if form.get("lang") in LANGS else lang
+                files = []
+                for _, value in form.multi_items():
+                    if hasattr(value, "read") and value.filename:
+                        files.append((value.filename, parser.path_of(value)))   # on disk, never read here
+            finally:
+                await form.close()
+            parser.discard(keep={path for _, path in files})   # a file part without a name: not kept
+            if not files:
+                return error(400, "errors.no_file", lang)
+            refused = _not_a_carnet(files)
+            if refused:
+                return JSONResponse({"error": no_carnet_text(lang), "ignored": refused}, status_code=400)
+            try:
+                run = runs.upload(files, lang)   # the private folder is kept within --keep-mb by the run
+            except (OSError, WriteError) as exc:
+                return _workspace_error(exc, runs.workspace.folder, lang)
         finally:
-            await form.close()
-        parser.discard(keep={path for _, path in files})   # a file part without a name: not kept
-        if not files:
-            return error(400, "errors.no_file", lang)
-        refused = _not_a_carnet(files)
-        if refused:
-            parser.discard()   # nothing of it is kept
-            return JSONResponse({"error": no_carnet_text(lang), "ignored": refused}, status_code=400)
-        # Room for it in the private folder (the oldest runs there go), off the request loop.
-        await run_in_threadpool(evict, runs, root, keep_bytes, KEEP_RUNS, sum(p.stat().st_size for _, p in files))
-        try:
-            run = runs.upload(files, lang)
-        except (OSError, WriteError) as exc:
-            parser.discard()
-            return _workspace_error(exc, runs.workspace.folder, lang)
+            if run is None:
+                parser.discard()   # nothing of it is kept
         return JSONResponse(run.status(), status_code=202)
 
     async def folder(request: Request) -> Response:

@@ -3,8 +3,11 @@ server's process id, bounded while it runs, removed when it stops — and
 removed at the next start when it was left by a server that could not clean
 up (killed with SIGKILL, the machine switched off).
 
-A casino's carnets and their reports live here while the page runs; none
-may stay on the disk once the page is gone.
+It holds the uploads until their run takes them (the spool) and the audits'
+cache (each carnet's audit pickled: the casino's data), bounded while the
+page runs; none of it may stay on the disk once the page is gone. The audits
+themselves are kept in the inspector's workspace (auditor.serve.workspace),
+which nothing here touches.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ PID_FILE = "server.pid"
 # A folder without its pid file (a server older than the file, or one in the
 # instant between making its folder and marking it) is left alone this long.
 UNMARKED_GRACE = 24 * 3600
-# What the runs in the private folder may take before the oldest are evicted
-# (it may be in memory: /tmp is often a tmpfs); the newest is always kept.
+# What the private folder may take (the audits' cache, mostly) before the
+# oldest is evicted (it may be in memory: /tmp is often a tmpfs).
 KEEP_BYTES = 2048 * 1024 * 1024
 KEEP_RUNS = 20
 
@@ -151,10 +154,14 @@ def remove_stale(tmp: Path | None = None) -> list[Path]:
 
 # -- bounded while it runs -----------------------------------------------------------
 
-def size_of(folder: Path) -> int:
-    """Bytes of the files under `folder` (what cannot be read counts nothing)."""
+def size_of(folder: Path, skip: Path | None = None) -> int:
+    """Bytes of the files under `folder`, but those under `skip` (what cannot
+    be read counts nothing)."""
     total = 0
-    for dirpath, _, files in os.walk(folder):
+    skip_text = os.path.normcase(os.path.abspath(skip)) if skip is not None else None
+    for dirpath, dirs, files in os.walk(folder):
+        if skip_text is not None:
+            dirs[:] = [d for d in dirs if os.path.normcase(os.path.abspath(os.path.join(dirpath, d))) != skip_text]
         for name in files:
             try:
                 total += os.lstat(os.path.join(dirpath, name)).st_size
@@ -163,31 +170,74 @@ def size_of(folder: Path) -> int:
     return total
 
 
-def evict(runs, root: Path, keep_bytes: int, keep_runs: int, incoming: int = 0) -> list[str]:
-    """Make room in the private folder for an upload of `incoming` bytes:
-    the oldest finished runs whose files are in `root` are removed (their
-    folder, and their entry, so the page says they are gone) until the runs
-    there take at most `keep_bytes` with the upload and number fewer than
-    `keep_runs`. The newest finished run is kept whatever its size, a run
-    under way is never touched, and a run kept outside the private folder
-    (the inspector's workspace) is not this function's. The ids removed."""
+CACHE = "cache"   # the audits' cache in the private folder (auditor.serve.runs.Runs.cache)
+
+
+def cache_entries(cache: Path) -> list[Path]:
+    """The entries of an audits' cache (`<key[:2]>/<key>`, auditor.batch.cache),
+    least recently used first (a run touches the entries it used), and the
+    half-written ones a worker stopped short left (`<key>.tmp<pid>`) before all."""
+    found = []
+    try:
+        shards = [d for d in cache.iterdir() if d.is_dir() and not d.is_symlink()]
+    except OSError:
+        return []
+    for shard in shards:
+        try:
+            for entry in shard.iterdir():
+                st = entry.lstat()
+                if _is_plain_dir(st.st_mode):
+                    found.append((".tmp" not in entry.name, st.st_mtime, entry.name, entry))
+        except OSError:
+            continue
+    return [entry for *_, entry in sorted(found)]
+
+
+def evict(runs, root: Path, keep_bytes: int, keep_runs: int = KEEP_RUNS, protect=()) -> list[str]:
+    """Keep the private folder within `keep_bytes`. What it holds besides
+    the upload spool (uploads waiting for their run, never removed here):
+    the audits' cache — each carnet's audit pickled, the casino's data —
+    and, should a run have been made there rather than in the workspace,
+    that run's folder. Removed oldest first until the folder takes at most
+    `keep_bytes`: first the finished runs whose folder is in `root` (folder
+    and entry: the page says they are gone; the newest finished one kept
+    whatever its size, a run under way never touched, at most `keep_runs`
+    kept), then the cache's entries least recently used first, never one of
+    `protect` (those the audit just made used). Nothing of the inspector's
+    workspace is ever removed, even a workspace inside `root`; an entry of
+    the cache removed only means a decision on that audit audits its carnet
+    again (from the workspace's copy). Call it where nothing else uses the
+    cache (the runs' worker thread). The run ids and cache keys removed."""
+    root = Path(root)
+    workspace = getattr(getattr(runs, "workspace", None), "folder", None)
+    ours = lambda path: _inside(path, root) and not (workspace is not None and _inside(path, workspace))  # noqa: E731
     with runs._lock:   # the registry: insertion order is the runs' age
-        candidates = [(run_id, run) for run_id, run in runs._runs.items()
-                      if _inside(run.folder, root)]
+        candidates = [(run_id, run) for run_id, run in runs._runs.items() if ours(run.folder)]
     finished = [(i, r) for i, r in candidates if r.state in ("done", "failed")]
-    sizes = {i: size_of(r.folder) for i, r in candidates}
-    total = sum(sizes.values()) + incoming
-    count = len(candidates) + 1
+    inside = workspace is not None and _inside(workspace, root)
+    total = size_of(root, skip=workspace if inside else None)
+    count = len(candidates)
     removed = []
     for run_id, run in finished[:-1]:
         if total <= keep_bytes and count <= keep_runs:
             break
+        size = size_of(run.folder)
         remove(run.folder)
         with runs._lock:
             runs._runs.pop(run_id, None)
-        total -= sizes[run_id]
+        total -= size
         count -= 1
         removed.append(run_id)
+    kept = {Path(p).resolve() for p in protect}
+    for entry in cache_entries(root / CACHE):
+        if total <= keep_bytes:
+            break
+        if entry.resolve() in kept or not ours(entry):
+            continue
+        size = size_of(entry)
+        remove(entry)
+        total -= size
+        removed.append(entry.name)
     return removed
 
 

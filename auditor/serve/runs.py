@@ -32,6 +32,7 @@ from auditor.limits import Limits
 from auditor.read import table_names
 from auditor.read.raw import ReadProblem
 from auditor.run import run as audit_run
+from auditor.serve import private
 from auditor.serve.labels import page_label, page_labels
 from auditor.serve.uploads import stage
 from auditor.serve.workspace import AuditRecord, CarnetRecord, Workspace, local_moment, reviews_file, zone_known
@@ -103,8 +104,11 @@ class Runs:
     private folder (uploads, the audits' cache)."""
 
     def __init__(self, root: Path, limits: Limits | None = None, workers: int = 1,
-                 workspace: Workspace | None = None, pv_settings: Callable | None = None):
+                 workspace: Workspace | None = None, pv_settings: Callable | None = None,
+                 keep_bytes: int | None = None):
         self.root = root
+        # What the private folder may take: past it, its oldest cache entries go (private.evict).
+        self.keep_bytes = keep_bytes or private.KEEP_BYTES
         self.limits = limits
         self.workers = workers
         self.workspace = workspace or Workspace(root / "workspace")
@@ -118,7 +122,7 @@ class Runs:
     @property
     def cache(self) -> Path:
         """The audits' cache: a decision makes the files again without auditing again."""
-        return self.root / "cache"
+        return self.root / private.CACHE
 
     def get(self, run_id: str) -> Run | None:
         """The run of that id (None: no such run): one of this server's, or
@@ -151,10 +155,21 @@ class Runs:
         return run
 
     def upload(self, files: list[tuple[str, bytes | Path]], lang: str) -> Run:
-        """Audit uploaded (name, content) pairs, in the worker thread; a content
-        given as a file of the upload spool is consumed (auditor.serve.uploads.stage)."""
+        """Audit uploaded (name, content) pairs, in the worker thread. A content
+        given as a file of the upload spool is the run's once this returns:
+        consumed whatever happens (moved into the audit's `in/`, or removed —
+        a file no part of a carnet, a run that fails, or one cancelled because
+        the server stops). Should this raise, nothing was taken: the caller
+        removes the files (UploadParser.discard)."""
         run = self._new(lang)
-        self._pool.submit(self._guarded, run, self._upload, files)
+        try:
+            future = self._pool.submit(self._guarded, run, self._upload, files)
+        except RuntimeError:   # the server is stopping: no run will take them
+            with self._lock:
+                self._runs.pop(run.id, None)
+            shutil.rmtree(run.folder, ignore_errors=True)
+            raise
+        future.add_done_callback(lambda _: _discard_spool(files))
         return run
 
     def folder(self, folder: Path, lang: str, jobs: list[CarnetJob] | None = None) -> Run:
@@ -318,7 +333,28 @@ class Runs:
         return found
 
     def _render(self, run: Run, jobs: list[CarnetJob], on_done=None, first: bool = False) -> None:
-        """Make the run's files with its baseline and decisions (the audits from the cache)."""
+        """Make the run's files with its baseline and decisions (the audits
+        from the cache); then the cache bounded (private.evict), but for the
+        entries this run used."""
+        used: set[Path] = set()
+
+        def seen(job, done):
+            if getattr(done, "in_cache", False):
+                used.add(Path(done.path).parent)
+            if on_done is not None:
+                on_done(job, done)
+
+        try:
+            self._render_files(run, jobs, seen, first)
+        finally:
+            for entry in used:   # the least recently used go first: these are the most recent
+                try:
+                    os.utime(entry)
+                except OSError:
+                    pass
+            private.evict(self, self.root, self.keep_bytes, protect=used)
+
+    def _render_files(self, run: Run, jobs: list[CarnetJob], on_done, first: bool) -> None:
         from auditor.baseline import Baseline
         from auditor.clock import generated_at
 
@@ -342,6 +378,13 @@ class Runs:
             if not first:
                 Workspace.write_record(run.folder, record)
         run.version += 1
+
+
+def _discard_spool(files: list[tuple[str, bytes | Path]]) -> None:
+    """The upload's spool files its run did not take (none once staged)."""
+    for _, data in files:
+        if isinstance(data, Path):
+            data.unlink(missing_ok=True)
 
 
 def _baseline_counts(path: Path) -> dict | None:

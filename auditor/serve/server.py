@@ -123,6 +123,7 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
 
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=5)
+        _quiet_cancelled_requests()   # after Config, which sets uvicorn's logging up
         server = _make_server_class()(config)
         try:
             server.run(sockets=[sock])
@@ -150,6 +151,24 @@ def serve(port: int | None = None, open_browser: bool = True, lang: str = "fr", 
     signal.raise_signal(ending)
     _restore(original)   # pragma: no cover - a signal whose default is not to end
     return 0
+
+
+def _quiet_cancelled_requests() -> None:
+    """A request still under way when the page stops (an upload being
+    received) is cancelled once the graceful wait is over: uvicorn logs that
+    as an application error with its traceback. It is the stop asked for,
+    not a fault: that record is left out (uvicorn's one line saying it
+    cancelled a task stays)."""
+    import asyncio
+    import logging
+
+    class Cancelled(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+    logger = logging.getLogger("uvicorn.error")
+    if not any(type(f).__name__ == "Cancelled" for f in logger.filters):
+        logger.addFilter(Cancelled())
 
 
 REDIRECT_FILE = "open.html"   # private.running() looks for it
