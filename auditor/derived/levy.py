@@ -74,6 +74,8 @@ class ChouetteLevy:
     sur_chouette: np.ndarray
     lo: dict[str, np.ndarray]
     hi: dict[str, np.ndarray]
+    chouette: np.ndarray | None = None   # the chouette staked at an adjudication or a remise, else 0 (NA: unread)
+    won_b: np.ndarray | None = None      # the pontes (side b) won the coup
 
 
 @per_carnet
@@ -125,7 +127,8 @@ def chouette_levy(carnet: Carnet, profile: Profile) -> ChouetteLevy:
         return np.where((out == NA) | (ch == NA) | ~known_event, NA, out + ch)
 
     return ChouetteLevy(at, held_a, sur, lo={"avant": avant(lo_out, lo_ch), "apres": lo_apres},
-                        hi={"avant": avant(hi_out, hi_ch), "apres": hi_apres})
+                        hi={"avant": avant(hi_out, hi_ch), "apres": hi_apres}, chouette=chouette,
+                        won_b=decided & (winner == "b"))
 
 
 def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:

@@ -33,17 +33,14 @@ def winning_mass(carnet: Carnet, profile: Profile) -> np.ndarray:
     c = carnet.df("coups")
     out = np.zeros(len(c), dtype=np.int64)
     s = simple_levy(carnet, profile)
-    out[c.index.get_indexer(s.index)] = s["mass"].to_numpy(dtype=np.int64, na_value=0)
+    out[s.at] = s.mass
     ch = chouette_levy(carnet, profile)
-    if len(ch):
-        at = c.index.get_indexer(ch.index)
-        held_a = ch["held_a"].to_numpy(dtype=np.int64, na_value=0)
-        event = ch["evenement"].to_numpy(dtype=object, na_value="")
-        staked = (event == "adjudication") | (event == "remise")
-        chouette = np.where(staked, ch["chouette_cents"].to_numpy(dtype=np.int64, na_value=0), 0)
-        sur = ch["sur_chouette"].to_numpy(dtype=np.int64, na_value=0)
-        won = ch["gagnant"].to_numpy(dtype=object, na_value="") == "b"
-        out[at] = held_a + chouette + np.where(won, np.maximum(sur, 0), 0)
+    if len(ch.at):
+        def known(a: np.ndarray) -> np.ndarray:   # an unknown amount counts for nothing
+            return np.where(a == NA_INT, 0, a)
+
+        out[ch.at] = (known(ch.held_a) + known(ch.chouette)
+                      + np.where(ch.won_b, np.maximum(known(ch.sur_chouette), 0), 0))
     return out
 
 
