@@ -29,19 +29,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_audit import DATA, casino_batch, generate_csv  # noqa: E402
+from bench_audit import DATA, WRAPPER, casino_batch, generate_csv  # noqa: E402
 
 PY = sys.executable
 
-WRAPPER = """
-import resource, subprocess, sys, time
-t0 = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-wall = time.perf_counter() - t0
-sys.stderr.write(proc.stderr[-2000:])
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime)
-"""
 
 
 def measure(cmd: list[str], cwd: Path | None = None, pythonpath: str | None = None) -> tuple[float, float, float, float]:

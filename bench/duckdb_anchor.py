@@ -29,6 +29,8 @@ import duckdb
 # SQL below (never through a float).
 READ = ("read_csv('{path}', delim=';', header=true, all_varchar=true, "
         "auto_detect=false, columns={columns})")
+# The carnet's columns, written out here rather than imported from the auditor:
+# the anchor is DuckDB's process alone, without the auditor's imports.
 TABLES = {
     "carnet": ["casino", "table", "date_debut"],
     "seances": ["seance", "date", "timbre", "jeux", "cagnotte"],

@@ -5,6 +5,8 @@ normaliser, and handed to the batch checks through `batch_facts`."""
 
 from __future__ import annotations
 
+import random
+
 from pathlib import Path
 
 from auditor.catalogue import load_profile
@@ -58,3 +60,15 @@ def run_batch(batch: list[BatchCarnet], codes=archive_codes()) -> list[dict]:
 
 def statuses(batch: list[BatchCarnet], lang: str = "en"):
     return archive_statuses(batch, load_profile(), lang)
+
+
+def shuffled(t: dict, seed: int) -> dict:
+    """The same carnet, its séances' blocks of rows in another order."""
+    rng = random.Random(seed)
+    out = {k: (rng.sample(v, len(v)) if k in ("seances", "fiches", "carnets_tickets") else v) for k, v in t.items()}
+    for name in ("coups", "mises"):
+        blocks: dict[int, list] = {}
+        for row in t[name]:
+            blocks.setdefault(row["seance"], []).append(row)
+        out[name] = [row for key in rng.sample(sorted(blocks), len(blocks)) for row in blocks[key]]
+    return out

@@ -5,13 +5,13 @@ Run as users run them: the real clock (no SOURCE_DATE_EPOCH), the CLI."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import html5lib
 import pytest
 
 from auditor.synth.breaches import inject
+from batch_fixture import shuffled
 from auditor.cli import main
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 from auditor.reviews import load_reviews, record_review
@@ -123,9 +123,8 @@ def test_three_run_story(tmp_path, capsys):
     html5lib.HTMLParser(strict=True).parse(html)
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_index_counts_states_and_lists_new_first(tmp_path):
+def two_carnets_one_changed(tmp_path: Path) -> Path:
+    """Tables 3 and 4 audited into r1, then table 3 given a new EC64-01: the root."""
     root = tmp_path / "casino"
     write_csv_folder(carnet_v1(), root / "t3")
     write_csv_folder(generate(Spec(seances=1, coups=5, seed=2, table=4, ticket_start={10: 1, 100: 1, 1000: 1})),
@@ -134,6 +133,13 @@ def test_index_counts_states_and_lists_new_first(tmp_path):
     t = carnet_v1()
     inject(t, ["EC64-01"], seed=99)
     write_csv_folder(t, root / "t3")
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_index_counts_states_and_lists_new_first(tmp_path):
+    root = two_carnets_one_changed(tmp_path)
     audit(root, tmp_path / "r2", "--baseline", str(tmp_path / "r1"))
     index = (tmp_path / "r2" / "index.html").read_text(encoding="utf-8")
     html5lib.HTMLParser(strict=True).parse(index)
@@ -152,15 +158,6 @@ def _resave_xlsx(path: Path) -> None:
     wb.save(path)
 
 
-def _shuffle(t: dict, seed: int) -> dict:
-    rng = random.Random(seed)
-    out = {k: (rng.sample(v, len(v)) if k in ("seances", "fiches", "carnets_tickets") else v) for k, v in t.items()}
-    for name in ("coups", "mises"):
-        blocks: dict[int, list] = {}
-        for row in t[name]:
-            blocks.setdefault(row["seance"], []).append(row)
-        out[name] = [row for key in rng.sample(sorted(blocks), len(blocks)) for row in blocks[key]]
-    return out
 
 
 @pytest.mark.subprocess
@@ -181,10 +178,10 @@ def test_reviews_survive_a_resaved_or_reordered_carnet(tmp_path, change):
         _resave_xlsx(src)
         assert src.read_bytes() != before
     elif change == "shuffled":
-        write_csv_folder(_shuffle(t, 3), src, delimiter=",", decimal=".", date_style="iso")
+        write_csv_folder(shuffled(t, 3), src, delimiter=",", decimal=".", date_style="iso")
     else:
         src = tmp_path / "renamed"
-        write_csv_folder(_shuffle(t, 5), src)
+        write_csv_folder(shuffled(t, 5), src)
     audit(src, tmp_path / "r2", "--baseline", str(tmp_path / "r1"), *extra)
     d2 = doc(tmp_path / "r2", src.name)
     assert sorted(f["fingerprint"] for f in d2["findings"]) == sorted(f["fingerprint"] for f in d1["findings"])
@@ -366,14 +363,7 @@ def test_a_baseline_of_another_root_or_an_empty_folder_is_said(tmp_path, capsys)
 @pytest.mark.subprocess
 def test_changes_are_deterministic_and_speak_the_reports_language(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
-    root = tmp_path / "casino"
-    write_csv_folder(carnet_v1(), root / "t3")
-    write_csv_folder(generate(Spec(seances=1, coups=5, seed=2, table=4, ticket_start={10: 1, 100: 1, 1000: 1})),
-                     root / "t4")
-    audit(root, tmp_path / "r1")
-    t = carnet_v1()
-    inject(t, ["EC64-01"], seed=99)
-    write_csv_folder(t, root / "t3")
+    root = two_carnets_one_changed(tmp_path)
     for name in ("a", "b"):
         audit(root, tmp_path / name, "--baseline", str(tmp_path / "r1"))
     audit(root, tmp_path / "en", "--baseline", str(tmp_path / "r1"), "--lang", "en")

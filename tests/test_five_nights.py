@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from auditor.synth.breaches import inject
+from batch_fixture import shuffled
 from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
@@ -64,16 +64,6 @@ def carnet_d(extra_short_cents: int = 0, at: tuple[int, int] | None = None):
     return t
 
 
-def shuffled(t: dict, seed: int) -> dict:
-    """The same carnet, its séances' blocks of rows in another order."""
-    rng = random.Random(seed)
-    out = {k: (rng.sample(v, len(v)) if k in ("seances", "fiches", "carnets_tickets") else v) for k, v in t.items()}
-    for name in ("coups", "mises"):
-        blocks: dict[int, list] = {}
-        for row in t[name]:
-            blocks.setdefault(row["seance"], []).append(row)
-        out[name] = [row for key in rng.sample(sorted(blocks), len(blocks)) for row in blocks[key]]
-    return out
 
 
 def cli(*args) -> tuple[int, str]:
