@@ -34,7 +34,6 @@ from bench_audit import DATA, WRAPPER, casino_batch, generate_csv  # noqa: E402
 PY = sys.executable
 
 
-
 def measure(cmd: list[str], cwd: Path | None = None, pythonpath: str | None = None) -> tuple[float, float, float, float]:
     """Wall s, CPU s, peak MB of `cmd`, and the load average before it."""
     env = dict(os.environ)
