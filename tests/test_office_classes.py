@@ -612,3 +612,45 @@ def test_an_xls_copy_olefile_cannot_write_falls_back_to_judging_the_declared_gri
     monkeypatch.setattr(container_guard, "_with_stream", lambda *a: None)
     got = run(FAR / "far-gnumeric.xls")
     assert [f.code for f in got.findings] == ["EC00-01"] and got.carnet.unreadable
+
+
+@pytest.mark.subprocess
+def test_a_calamine_panic_is_one_finding_and_no_rust_text_on_stderr(tmp_path):
+    # A damaged .xlsb whose shared-string index points past the strings:
+    # calamine panics in Rust. The inspector gets the table's EC00-01 with
+    # the reason, and on the terminal only the command's own lines: not
+    # Rust's panic message, nor its backtrace (RUST_BACKTRACE set, as here).
+    import io
+    import json
+    import os
+    import struct
+    import subprocess
+    import sys
+    import zipfile
+
+    from auditor.read.container_guard import _xlsb_records
+
+    src = tmp_path / "abîmé.xlsb"
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
+        members = [(i, zin.read(i)) for i in zin.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info, body in members:
+            if info.filename == "xl/worksheets/sheet1.bin":   # the sheet `carnet`
+                body = bytearray(body)
+                typ, at, size = next(r for r in _xlsb_records(bytes(body)) if r[0] == 0x07)   # BrtCellIsst
+                body[at + 8:at + 12] = struct.pack("<I", 0x7FFFFFF0)   # its string index, past them all
+                body = bytes(body)
+            zout.writestr(info, body)
+    src.write_bytes(out.getvalue())
+    env = {**os.environ, "RUST_BACKTRACE": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("SOURCE_DATE_EPOCH", None)
+    proc = subprocess.run([sys.executable, "-m", "auditor", "audit", str(src), "--out", str(tmp_path / "out"),
+                           "--format", "json", "--lang", "en"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.strip().splitlines()   # the command's own line for the carnet, nothing of Rust's
+    assert line.startswith(f"{src}: 1 error(s)") and "panicked" not in proc.stderr, proc.stderr
+    doc = json.loads(next((tmp_path / "out").glob("*/findings.json")).read_text(encoding="utf-8"))
+    [unreadable] = [f for f in doc["findings"] if f["code"] == "EC00-01"]
+    assert "carnet" in unreadable["message"] and "index out of bounds" in unreadable["message"]
+    assert {"mises", "coups"} <= {t["table"] for t in doc["reading"]["tables"]}   # the other tables read

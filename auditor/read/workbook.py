@@ -14,8 +14,11 @@ trailing totals rows are left out, every one listed in the reading notes.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +32,34 @@ from auditor.read.raw import (SUFFIXES, RawCarnet, RawFormula, RawTable, ReadPro
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, check_workbook
 from auditor.zippkg import Refused
+
+@contextlib.contextmanager
+def panic_text_kept_out():
+    """calamine turns a Rust panic on a damaged workbook into an exception,
+    which the reader reports (an EC00-01 with its reason); but Rust's panic
+    hook first prints the panic, and under RUST_BACKTRACE a backtrace, on
+    the process's standard error: lines no inspector can act on, around the
+    one-line messages. While calamine reads, file descriptor 2 goes to the
+    null device (Python's own sys.stderr is flushed either side)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):   # no descriptor 2 (a windowed process): nothing printed anyway
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
 
 # Suffix → container; what decides is the content (see `container_of`).
 # Carnets repeat the same numbers (stakes, séance and coup numbers): their
@@ -115,8 +146,9 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
         carnet.problems.append(ReadProblem("EC00-01", exc.kind, params=_limit_params(exc.params)))
         return carnet
     try:
-        book = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
-        names = list(book.sheet_names)
+        with panic_text_kept_out():
+            book = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+            names = list(book.sheet_names)
     except BaseException as exc:  # calamine raises several types, a Rust panic among them
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -137,8 +169,9 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             carnet.problems.append(ReadProblem("EC00-01", refused.kind, table=table, params=params))
             continue
         try:
-            sheet = book.get_sheet_by_name(sheet_name)
-            rows = sheet.to_python(skip_empty_area=False)
+            with panic_text_kept_out():
+                sheet = book.get_sheet_by_name(sheet_name)
+                rows = sheet.to_python(skip_empty_area=False)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
@@ -155,13 +188,14 @@ def sheet_values(path: Path, tables) -> list[tuple[str, list[list]]]:
     workbook the reader already accepted (its guard passed): the annotated
     copy of a container openpyxl cannot open. Nothing on a failure."""
     try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
-        out, seen = [], set()
-        for name in book.sheet_names:
-            table = canonical_name(name)
-            if table in tables and table not in seen:
-                seen.add(table)
-                out.append((name, book.get_sheet_by_name(name).to_python(skip_empty_area=False)))
+        with panic_text_kept_out():
+            book = python_calamine.CalamineWorkbook.from_path(str(path))
+            out, seen = [], set()
+            for name in book.sheet_names:
+                table = canonical_name(name)
+                if table in tables and table not in seen:
+                    seen.add(table)
+                    out.append((name, book.get_sheet_by_name(name).to_python(skip_empty_area=False)))
         return out
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
