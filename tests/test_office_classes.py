@@ -397,6 +397,20 @@ def test_an_xlsb_row_header_alone_is_no_part_of_the_size_but_one_past_excel_s_la
     assert exc.value.kind == "too_many_rows"
 
 
+def far_xlsb_with_carnet_sheet(change) -> bytes:
+    """The far .xlsb fixture, its sheet `carnet` (sheet1.bin) given by `change(body)`."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
+        members = [(i, zin.read(i)) for i in zin.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info, body in members:
+            zout.writestr(info, change(body) if info.filename == "xl/worksheets/sheet1.bin" else body)
+    return out.getvalue()
+
+
 def test_an_xlsb_record_shorter_than_its_fields_is_read_as_calamine_reads_it(tmp_path):
     # calamine reads a record's fields from its one buffer, never cleared: a
     # cell record cut to nothing takes its column from the record before it
@@ -404,7 +418,6 @@ def test_an_xlsb_record_shorter_than_its_fields_is_read_as_calamine_reads_it(tmp
     # guard reads it the same way (a row taken so could cost gigabytes).
     import io
     import struct
-    import zipfile
 
     import python_calamine
 
@@ -415,19 +428,15 @@ def test_an_xlsb_record_shorter_than_its_fields_is_read_as_calamine_reads_it(tmp
     row = b"\x00\x19" + struct.pack("<IIHHBIII", 2, 0, 0x12C, 0, 0, 1, 0, 0)
     blank = b"\x01\x08" + struct.pack("<II", 16383, 3)   # BrtCellBlank at column XFD
     cut = b"\x02\x00"                                    # BrtCellRk of no byte
-    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
-        members = [(i, zin.read(i)) for i in zin.infolist()]
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info, body in members:
-            if info.filename == "xl/worksheets/sheet1.bin":   # the sheet `carnet`
-                first_row = body.index(b"\x00\x19\x00\x00\x00\x00")   # its first BrtRowHdr
-                body = body[:first_row] + row + blank + cut + body[first_row:]
-                with pytest.raises(Refused) as exc:
-                    scan_xlsb_sheet(body, DEFAULT_LIMITS)
-                assert exc.value.kind == "too_many_columns" and exc.value.params["columns"] == 16384
-            zout.writestr(info, body)
-    data = out.getvalue()
+    def change(body: bytes) -> bytes:
+        first_row = body.index(b"\x00\x19\x00\x00\x00\x00")   # its first BrtRowHdr
+        body = body[:first_row] + row + blank + cut + body[first_row:]
+        with pytest.raises(Refused) as exc:
+            scan_xlsb_sheet(body, DEFAULT_LIMITS)
+        assert exc.value.kind == "too_many_columns" and exc.value.params["columns"] == 16384
+        return body
+
+    data = far_xlsb_with_carnet_sheet(change)
     with pytest.raises(Refused):
         check_xlsb(data, DEFAULT_LIMITS)
     # What calamine itself makes of it: a value in column XFD (16,384 columns).
@@ -620,29 +629,20 @@ def test_a_calamine_panic_is_one_finding_and_no_rust_text_on_stderr(tmp_path):
     # calamine panics in Rust. The inspector gets the table's EC00-01 with
     # the reason, and on the terminal only the command's own lines: not
     # Rust's panic message, nor its backtrace (RUST_BACKTRACE set, as here).
-    import io
     import json
     import os
     import struct
     import subprocess
     import sys
-    import zipfile
 
     from auditor.read.container_guard import _xlsb_records
 
+    def change(body: bytes) -> bytes:
+        typ, at, size = next(r for r in _xlsb_records(body) if r[0] == 0x07)   # a BrtCellIsst
+        return body[:at + 8] + struct.pack("<I", 0x7FFFFFF0) + body[at + 12:]   # its string index, past them all
+
     src = tmp_path / "abîmé.xlsb"
-    with zipfile.ZipFile(FAR / "far-pyxlsbwriter.xlsb") as zin:
-        members = [(i, zin.read(i)) for i in zin.infolist()]
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info, body in members:
-            if info.filename == "xl/worksheets/sheet1.bin":   # the sheet `carnet`
-                body = bytearray(body)
-                typ, at, size = next(r for r in _xlsb_records(bytes(body)) if r[0] == 0x07)   # BrtCellIsst
-                body[at + 8:at + 12] = struct.pack("<I", 0x7FFFFFF0)   # its string index, past them all
-                body = bytes(body)
-            zout.writestr(info, body)
-    src.write_bytes(out.getvalue())
+    src.write_bytes(far_xlsb_with_carnet_sheet(change))
     env = {**os.environ, "RUST_BACKTRACE": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     env.pop("SOURCE_DATE_EPOCH", None)
     proc = subprocess.run([sys.executable, "-m", "auditor", "audit", str(src), "--out", str(tmp_path / "out"),
