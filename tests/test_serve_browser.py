@@ -62,8 +62,10 @@ class Session:
         assert self.errors == []
         note = f"the server responded with a status of {refused}"
         assert [m for m in self.console if m[0] in ("error", "warning") and not (refused and note in m[1])] == []
-        # (chrome-extension://…: the browser's own PDF viewer, showing the procès-verbal.)
-        assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:",
+        # (chrome-extension://… and chrome://resources/…: the browser's own PDF
+        # viewer showing the procès-verbal, and the resources it loads from inside
+        # the browser, when it had the time to load them; nothing on the network.)
+        assert [u for u in self.requests if not u.startswith((self.origin, "data:", "about:", "chrome://resources/",
                                                                "chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/"))] == []
 
     def close(self):
