@@ -4,42 +4,17 @@ reviews whose finding is gone, and the trend per table from the history."""
 
 from __future__ import annotations
 
-from auditor.i18n import format_day
+from auditor.i18n import LANGS, format_day, labels as catalogue
 from auditor.money import format_cents
 from auditor.reviews import STATUS_TEXT
 from auditor.baseline import STATES
 
 MAX_ROWS = 300   # the full list is in findings.json
 
-LABELS = {
-    "fr": {"title": "Suivi depuis l'audit précédent", "new": "nouveau", "updated": "modifié",
-           "unchanged": "inchangé", "absent": "disparu (résolu)", "state": "État", "review": "Revue",
-           "history": "Décisions antérieures", "rule": "Règle", "seance": "Séance", "coup": "Coup",
-           "message": "Constat", "impact": "Enjeu", "fingerprint": "Empreinte", "none": "—",
-           "absent_title": "Constats de l'audit précédent disparus", "orphans": "Revues dont le constat a disparu",
-           "no_baseline": "Sans audit de référence (--baseline) : les états ne sont pas calculés.",
-           "more": "{left} autre(s) dans findings.json", "by": "par", "on": "le",
-           "carnets_new": "Carnets ayant des constats nouveaux", "carnet": "Carnet", "trend": "Tendance par table",
-           "trend_note": "Enjeu des constats par mois de séance, d'après l'historique (--history).",
-           "changes": "Ce qui a changé depuis l'audit précédent", "renamed": "carnet(s) renommé(s)",
-           "vanished": "carnet(s) disparu(s)", "stale": "modifié depuis la revue"},
-    "en": {"title": "Since the previous audit", "new": "new", "updated": "updated", "unchanged": "unchanged",
-           "absent": "absent (resolved)", "state": "State", "review": "Review", "history": "Earlier decisions",
-           "rule": "Rule", "seance": "Séance", "coup": "Coup", "message": "Finding", "impact": "At stake",
-           "fingerprint": "Fingerprint", "none": "—", "absent_title": "Findings of the previous audit now gone",
-           "orphans": "Reviews whose finding is gone",
-           "no_baseline": "No baseline (--baseline): states are not computed.",
-           "more": "{left} more in findings.json", "by": "by", "on": "on",
-           "carnets_new": "Carnets with new findings", "carnet": "Carnet", "trend": "Trend per table",
-           "trend_note": "Money at stake of the findings per month of séance, from the history (--history).",
-           "changes": "What changed since the previous audit", "renamed": "carnet(s) renamed",
-           "vanished": "carnet(s) vanished", "stale": "changed since the review"},
-}
-
 
 def labels(lang: str) -> dict:
-    """The baseline part's labels in `lang`."""
-    return LABELS.get(lang, LABELS["fr"])
+    """The baseline part's labels in `lang` (the catalogue's `[baseline]`; French for an unknown language)."""
+    return catalogue(lang if lang in LANGS else "fr")["baseline"]
 
 
 def review_view(r: dict | None, lang: str) -> dict | None:
