@@ -18,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from auditor.across import by_carnet, check_batch
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
-from auditor.batch.cache import Kept, store_entry, write_pickle
+from auditor.batch.cache import AuditOrder, Kept
 from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
@@ -119,11 +119,13 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
 
             for audit in executor.audits(todo, tickets=tickets, keep=keep):
-                if isinstance(audit, Kept):   # its worker kept it where `keep` said
-                    held[audit.index] = _Held(audit.entry, audit.facts, audit.path, pid=audit.pid,
-                                              in_cache=audit.in_cache, fingerprints=audit.fingerprints)
-                else:
-                    held[audit.index] = _hold(audit, *keep(audit.index), cache is not None)
+                if not isinstance(audit, Kept):   # handed back whole (this process's, a cluster's, a fault's): kept here
+                    spool_file, entry = keep(audit.index)
+                    # A fault's audit is never cached: the next run audits that carnet again.
+                    order = AuditOrder(jobs[audit.index], spool_file, entry if audit.fault is None else None)
+                    audit = replace(order.keep(audit), pid=audit.pid)
+                held[audit.index] = _Held(audit.entry, audit.facts, audit.path, pid=audit.pid,
+                                          in_cache=audit.in_cache, fingerprints=audit.fingerprints)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
             cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign,
                                         notice)
@@ -233,19 +235,6 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
     return listed, tables
-
-
-def _hold(audit, spool: Path, entry: Path | None, caching: bool) -> _Held:
-    """Keep an audit handed back whole (this process's, a cluster's, a fault's)
-    in its cache entry, or else the run's spool; what the run holds of it."""
-    stored = caching and entry is not None and audit.fault is None
-    if stored:
-        path = store_entry(entry, audit)
-    else:
-        path = spool
-        write_pickle(path, audit)
-    return _Held(audit.entry, audit.facts, path, pid=audit.pid, in_cache=stored,
-                 fingerprints=frozenset(f.fingerprint for f in audit.findings))
 
 
 def _cover(facts) -> tuple | None:
