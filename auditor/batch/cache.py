@@ -124,14 +124,17 @@ class Cache:
         return self._dir(key)
 
 
-def store_entry(d: Path, audit: CarnetAudit) -> Path:
-    """Keep `audit` as the cache entry `d`, written whole or not at all; the path of its audit file."""
+def store_entry(d: Path, audit: CarnetAudit, fingerprints: frozenset[str] | None = None) -> Path:
+    """Keep `audit` as the cache entry `d`, written whole or not at all; the
+    path of its audit file. `fingerprints`: its findings', if known already."""
+    if fingerprints is None:
+        fingerprints = frozenset(f.fingerprint for f in audit.findings)
     tmp = d.with_name(d.name + f".tmp{os.getpid()}")
     try:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         write_pickle(tmp / AUDIT_FILE, audit)
-        write_pickle(tmp / HEAD_FILE, (audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings)))
+        write_pickle(tmp / HEAD_FILE, (audit.entry, audit.facts, fingerprints))
         shutil.rmtree(d, ignore_errors=True)
         tmp.rename(d)  # atomic: a reader sees a whole entry or none
     except OSError as exc:
@@ -158,13 +161,13 @@ class AuditOrder:
 
     def keep(self, audit: CarnetAudit) -> "Kept":
         """Write `audit` where this order says; what the run keeps of it."""
+        fingerprints = frozenset(f.fingerprint for f in audit.findings)
         if self.entry is not None:
-            path, in_cache = store_entry(self.entry, audit), True
+            path, in_cache = store_entry(self.entry, audit, fingerprints), True
         else:
             write_pickle(self.spool, audit)
             path, in_cache = self.spool, False
-        return Kept(audit.index, audit.entry, audit.facts, frozenset(f.fingerprint for f in audit.findings), path,
-                    in_cache)
+        return Kept(audit.index, audit.entry, audit.facts, fingerprints, path, in_cache)
 
 
 @dataclass
