@@ -29,10 +29,17 @@ from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, 
 
 EXIT_BROKEN_PIPE = 141   # 128 + SIGPIPE, as a shell reports a writer stopped by a closed pipe
 
+# Each sub-command's body: its module in auditor/commands/ and its function.
+COMMANDS = {"audit": ("audit", "cmd_audit"), "columns": ("audit", "cmd_columns"),
+            "generate": ("generate", "cmd_generate"), "template": ("generate", "cmd_template"),
+            "review": ("records", "cmd_review"), "history": ("records", "cmd_history"),
+            "rules": ("records", "cmd_rules"), "serve": ("records", "cmd_serve"),
+            "verify": ("records", "cmd_verify"), "shortcut": ("records", "cmd_shortcut")}
+
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from auditor.outputs import FORMATS
+    from auditor.model import FORMATS
 
     chosen = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [f for f in chosen if f not in FORMATS]
@@ -289,14 +296,13 @@ def main(argv: list[str] | None = None) -> int:
     args.lang = getattr(args, "lang", None) or args.ui_lang
     args.ui = ui
     # Each sub-command's body lives in auditor/commands/, imported only when it runs.
-    from auditor.commands import audit, generate, records
+    # Only that one: `audit` plans its run and starts its workers before it
+    # imports the auditor (pandas and all), so nothing heavy may come first.
+    import importlib
 
-    commands = {"audit": audit.cmd_audit, "columns": audit.cmd_columns, "generate": generate.cmd_generate,
-                "template": generate.cmd_template, "review": records.cmd_review, "history": records.cmd_history,
-                "rules": records.cmd_rules, "serve": records.cmd_serve, "verify": records.cmd_verify,
-                "shortcut": records.cmd_shortcut}
+    home, name = COMMANDS[args.command]
     try:
-        return commands[args.command](args)
+        return getattr(importlib.import_module(f"auditor.commands.{home}"), name)(args)
     except UsageError as exc:
         _say(exc, args)
         return EXIT_USAGE

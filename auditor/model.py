@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from auditor.catalogue import Profile
 
 
+# What a run may write of each carnet (outputs.md, the --format choices).
+FORMATS = ("html", "json", "xlsx", "pdf")
+
+
 class Severity(IntEnum):
     """Ordered: thresholds and exit status compare severities."""
 

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from auditor.report.pv import Visit
     from auditor.baseline import CarnetBaseline
 
-FORMATS = ("html", "json", "xlsx", "pdf")
 
 
 @dataclass

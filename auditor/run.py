@@ -68,7 +68,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
         bounds: Bounds | None = None, notice: Callable | None = None, baseline=None, history: Path | None = None,
         batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
-        sign: Callable | None = None, cluster_wait: float | None = None) -> RunResult:
+        sign: Callable | None = None, cluster_wait: float | None = None, started=None) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
     `baseline`: the baseline and reviews (auditor.baseline.Baseline), applied after
@@ -78,6 +78,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     `visit` (report.pv.Visit) and `sign` (auditor.sign) are the procès-verbal's:
     who audits, where, and how it is signed (None: unsigned). `cluster_wait`:
     on a Dask cluster, how long the run waits with no worker before it stops.
+    `started` (batch.pool.Started): local workers already started, which the
+    run's pool takes first.
     `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
     summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
     stops the run (WriteError); what was audited is in the cache, if any, and
@@ -114,7 +116,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             for index in sorted(held):
                 _done(bar, on_done, jobs[index], held[index])
             executor = Executor(stack, options, workers=workers, scheduler=scheduler, bounds=bounds, notice=notice,
-                                cluster_wait=cluster_wait)
+                                cluster_wait=cluster_wait, started=started)
             def keep(index: int) -> tuple[Path, Path | None]:
                 return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
 

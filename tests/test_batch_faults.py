@@ -224,6 +224,82 @@ def test_no_process_outlives_the_command(tmp_path):
     accounted(out)
 
 
+
+# -- workers started before the command imports the auditor ------------------------------
+
+@pytest.mark.subprocess
+def test_a_batch_starts_its_workers_before_the_auditor_is_imported(tmp_path):
+    """The command plans the batch and starts its workers first, so that their
+    start-up and its own imports overlap: pandas is not yet imported then."""
+    root = carnets(tmp_path / "in", ["a", "b", "c"])
+    script = (
+        "import sys\n"
+        "from auditor.batch import pool\n"
+        "seen = []\n"
+        "real = pool._spawn\n"
+        "def spy(*args):\n"
+        "    seen.append('pandas' in sys.modules)\n"
+        "    return real(*args)\n"
+        "pool._spawn = spy\n"
+        "from auditor.cli import main\n"
+        f"code = main(['audit', {str(root)!r}, '--out', {str(tmp_path / 'out')!r}, '--quiet', '--jobs', '2'])\n"
+        "import json\n"
+        "print(json.dumps([seen, code]))\n")
+    env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    seen, code = json.loads(proc.stdout)
+    assert seen == [False, False] and code in (0, 1)
+    accounted(tmp_path / "out", ["a", "b", "c"])
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_workers_started_early_are_the_ones_that_audit(tmp_path):
+    root = carnets(tmp_path / "in", [f"c{i}" for i in range(4)])
+    started = pool.Started(2)
+    early = {w.process.pid for w in started.workers}
+    pids = []
+    with started:
+        result = run_batch(plan([root]), tmp_path / "out", Options(), workers=2, started=started,
+                           on_done=lambda job, o: pids.append(o.pid))
+    assert len(result.entries) == 4 and set(pids) == early
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_workers_started_early_end_cleanly_when_the_run_stops_before_them(tmp_path, monkeypatch):
+    """Stopped in its warm-up (held there by the fault hook), a worker never
+    taken ends by itself and removes its warm-up folder from the temp folder."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    for key, value in fault_env("sleep:warm-up:300").items():
+        monkeypatch.setenv(key, value)
+    started = pool.Started(1)
+    wait_for(lambda: any(temp.iterdir()), what="the worker's warm-up folder")
+    started.close()
+    assert not list(temp.iterdir()), "the warm-up folder was left in the temp folder"
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkeypatch):
+    """`--sign` without pdf is refused once the batch is planned and its
+    workers started: they end with the command, leaving no process and
+    nothing in the temp folder."""
+    root, out = carnets(tmp_path / "in"), tmp_path / "out"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    code, err = run("audit", root, "--out", out, "--jobs", "2", "--sign", tmp_path / "cert.p12", "--format", "html")
+    assert code == 2 and "pdf" in err, err
+    assert not list(temp.iterdir())
+
+
 # -- bounds per carnet ------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ LAYERS = {
     "auditor.clock": "model", "auditor.arrays": "model", "auditor.zippkg": "model",
     "auditor.user_cache": "model",
     "auditor.registry": "checks",
-    "auditor.read": "read", "auditor.normalise": "normalise",
+    "auditor.read": "read", "auditor.discover": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
     "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.outputs": "render",
     "auditor.run": "run", "auditor.indicators": "run", "auditor.sign": "report", "auditor.verify": "face",

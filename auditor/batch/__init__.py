@@ -2,92 +2,36 @@
 cluster), with an optional cache.
 
 `plan` lists the carnets and their output ids, `executors` audits them,
-`cache` keeps their audits, `finishing` makes their files; `Executor` here
-gives the stream of audits of the carnets to audit, then of the carnets'
-files made, on the same warm workers. The run itself (cache, batch checks,
-summary, history) is auditor.run's.
+`cache` keeps their audits, `finishing` makes their files; `Executor`
+(executor.py) gives the stream of audits of the carnets to audit, then of
+the carnets' files made, on the same warm workers. The run itself (cache,
+batch checks, summary, history) is auditor.run's.
+
+The plan and the pool are light to import, and the other names are found on
+first use: the command line plans its run and starts its workers before it
+imports the auditor itself (auditor.commands.audit), so that the workers'
+start-up and the command's overlap.
 """
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-from typing import Callable, Iterator
+from importlib import import_module
 
-from auditor.batch.cache import AuditOrder, Cache, Kept, fingerprint
-from auditor.batch.executors import _dask, fault_output, run_job
-from auditor.batch.finishing import FinishTask, lost
 from auditor.batch.plan import CarnetJob, Options, carnet_id, plan
-from auditor.batch.pool import Bounds, LocalPool, audit_here
-from auditor.outputs import CarnetAudit, Finished
+
+_HOME = {
+    "AuditOrder": "cache", "Cache": "cache", "Kept": "cache", "fingerprint": "cache",
+    "Executor": "executor", "POOL_FINISH_FROM": "executor", "fault_output": "executors", "run_job": "executors",
+    "FinishTask": "finishing", "lost": "finishing",
+    "Bounds": "pool", "LocalPool": "pool", "audit_here": "pool",
+}
 
 __all__ = ["Bounds", "Cache", "CarnetJob", "Executor", "FinishTask", "Options", "carnet_id", "fingerprint", "plan",
            "run_job"]
 
-def _fault(index: int, job, options: Options, kind: str, **params) -> CarnetAudit:
-    """A carnet whose worker was lost or overran a bound: its EC00-01, made here."""
-    return fault_output(index, job.job if isinstance(job, AuditOrder) else job, options, kind, **params)
 
-
-# Below this many carnets' files to make, starting workers costs more than it saves.
-POOL_FINISH_FROM = 40
-
-
-class Executor:
-    """Where a run's carnets are audited, then their files made: on the Dask
-    cluster at `scheduler` (files made by the client, which alone sees the
-    output folder), in this process for a carnet alone, else with `workers`
-    local processes (even one: a carnet that kills its process ends only
-    itself), kept warm from the audits to the files. Its resources close with
-    `stack`."""
-
-    def __init__(self, stack: contextlib.ExitStack, options: Options, *, workers: int = 1,
-                 scheduler: str | None = None, bounds: Bounds | None = None,
-                 notice: Callable[[str], None] | None = None, cluster_wait: float | None = None):
-        self.stack, self.options, self.workers, self.scheduler = stack, options, workers, scheduler
-        self.cluster_wait = cluster_wait
-        self.bounds = bounds or Bounds()
-        self.notice = notice
-        self.pool: LocalPool | None = None
-
-    def _pool(self) -> LocalPool:
-        if self.pool is None:
-            self.pool = self.stack.enter_context(LocalPool(self.workers, self.options, self.bounds, _fault,
-                                                           self.notice))
-        return self.pool
-
-    def audits(self, todo: list[tuple[int, CarnetJob]], tickets: bool = True,
-               keep: Callable[[int], tuple[Path, Path | None]] | None = None) -> Iterator[CarnetAudit | Kept]:
-        """The audits of `todo` as they come. `tickets`: hand back the facts
-        the checks over the batch need. `keep(index)`: where a local worker
-        keeps the carnet's audit itself (the run's spool file, the cache
-        entry's folder or None); it then hands back only a `Kept`."""
-        if not todo:
-            return iter(())
-        if self.scheduler:
-            return self.stack.enter_context(contextlib.closing(_dask(todo, self.options, self.scheduler,
-                                                                     wait=self.cluster_wait, notice=self.notice)))
-        if len(todo) == 1:
-            return (audit_here(index, job, self.options, self.bounds, tickets) for index, job in todo)
-        if keep is not None:
-            todo = [(index, AuditOrder(job, *keep(index))) for index, job in todo]
-        return self.stack.enter_context(contextlib.closing(self._pool().run(todo)))
-
-    def finishes(self, tasks: list[tuple[int, FinishTask]], here: bool = False) -> Iterator[Finished]:
-        """Each carnet's files made and written, as they come (in any order):
-        on the local pool's workers when they are warm from the audits, or
-        started for these when there are enough carnets to pay for it; else
-        here, one after the other. A task whose worker
-        was lost comes back with its `fault` set: the caller makes it itself.
-        `here`: make them all in this process (a procès-verbal's signing key
-        stays in it)."""
-        if not tasks:
-            return iter(())
-        # Workers still warm from the audits make them (this process then
-        # loads no renderer); else workers are started only when there are
-        # enough files to pay for it.
-        warm = self.pool is not None and bool(self.pool.workers)
-        local = not here and not self.scheduler and (warm or (self.workers > 1 and len(tasks) >= POOL_FINISH_FROM))
-        if not local:
-            return (task.perform(index, self.options) for index, task in tasks)
-        return self.stack.enter_context(contextlib.closing(self._pool().run(tasks, fault=lost)))
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.limits import Limits
-from auditor.read import discover
+from auditor.discover import discover
 
 
 @dataclass(frozen=True)

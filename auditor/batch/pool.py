@@ -221,20 +221,22 @@ def audit_here(index: int, job, options, bounds: Bounds, tickets: bool = True):
         watchdog.stop()
 
 
-def _warm_up(options) -> None:
+def _warm_up(options=None) -> None:
     """The start-up, paid once per worker rather than by its first carnet (and
     within that carnet's timeout): the imports, then a tiny synthetic carnet
     through the whole pipeline, for what loads on first use (the compiled
     report templates; about 1.5 s on a busy machine). Pandera is left out: a
-    worker imports it only for a table that may fail its schema."""
+    worker imports it only for a table that may fail its schema. `options`:
+    the run's (None: the defaults, for a worker started before the run knew them)."""
     import tempfile
     from pathlib import Path
 
     from auditor.batch.executors import run_job
-    from auditor.batch.plan import CarnetJob
+    from auditor.batch.plan import CarnetJob, Options
     from auditor.outputs import finish
     from auditor.synth.generate import Spec, generate, write_csv_folder
 
+    options = options or Options()
     try:
         with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
             path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
@@ -244,12 +246,27 @@ def _warm_up(options) -> None:
         pass  # only a head start: the first carnet then pays it
 
 
-def _worker_main(conn, options, bounds: Bounds, parent_pid: int) -> None:
+def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group: it is the parent's to handle
     # (it stops the workers and says how to resume).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if options is None:
+        # Started before the run knew its options (`Started`): warm up on the
+        # defaults, then wait for them. Stopped before that, it ends cleanly
+        # (its warm-up's temporary folder removed).
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+        _warm_up()
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, options, bounds = message
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    else:
+        _warm_up(options)
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
-    _warm_up(options)
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -305,6 +322,67 @@ class _Worker:
     started: float = 0.0
 
 
+def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=_worker_main, name="ecarte-audit-worker", daemon=True,
+                          args=(child, options, bounds, os.getpid()))
+    process.start()
+    child.close()
+    return _Worker(process, parent)
+
+
+class Started:
+    """Workers started before the run knows its options: the command line
+    starts them as soon as it has planned a batch, before it imports the
+    auditor, so that their start-up (an interpreter, its imports, a warm-up
+    carnet) and the command's overlap. The run's LocalPool takes them over
+    and sends them the options (`take`); `close` stops those never taken
+    (the run stopped before its audits, or needed no worker)."""
+
+    def __init__(self, size: int):
+        import multiprocessing
+
+        self.ctx = multiprocessing.get_context("spawn")
+        self.workers = [_spawn(self.ctx, None, None) for _ in range(max(1, size))]
+
+    def take(self, options, bounds: Bounds) -> _Worker | None:
+        """A started worker, set up with the run's options and bounds (None: none left)."""
+        while self.workers:
+            w = self.workers.pop(0)
+            try:
+                w.conn.send(("setup", options, bounds))
+                return w
+            except OSError:   # it died on its way: the pool starts another
+                _reap(w)
+        return None
+
+    def close(self) -> None:
+        """Stop the workers never taken (each ends cleanly on SIGTERM)."""
+        workers, self.workers = self.workers, []
+        for w in workers:
+            w.process.terminate()
+        for w in workers:
+            _reap(w)
+
+    def __enter__(self) -> "Started":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+
+def _reap(w: _Worker) -> int | None:
+    w.process.join(5)
+    if w.process.exitcode is None:
+        w.process.kill()
+        w.process.join()
+    code = w.process.exitcode
+    w.conn.close()
+    w.process.close()
+    return code
+
+
 def exit_text(code: int | None, lang: str | None = None):
     """How a worker ended: the signal's name (SIGKILL), or its exit status in
     words — a Message for the command line's sentences, or the text in `lang`
@@ -323,7 +401,7 @@ class LocalPool:
     is stopped and joined when the block ends, however it ends."""
 
     def __init__(self, size: int, options, bounds: Bounds, fault: Callable,
-                 notice: Callable[[str], None] | None = None):
+                 notice: Callable[[str], None] | None = None, started: Started | None = None):
         import multiprocessing
 
         self.ctx = multiprocessing.get_context("spawn")
@@ -334,6 +412,7 @@ class LocalPool:
         self.notice = notice or (lambda text: None)
         self.workers: list[_Worker] = []
         self.start_failures = 0
+        self.started = started   # workers the command line started early, taken first
 
     def __enter__(self) -> "LocalPool":
         return self
@@ -368,7 +447,7 @@ class LocalPool:
                 except OSError:
                     pass
         for w in workers:
-            self._reap(w)
+            _reap(w)
 
     # -- internals -----------------------------------------------------------
 
@@ -419,12 +498,8 @@ class LocalPool:
                     pass  # it died: its end of the pipe says so
 
     def _start(self) -> None:
-        parent, child = self.ctx.Pipe()
-        process = self.ctx.Process(target=_worker_main, name="ecarte-audit-worker", daemon=True,
-                                   args=(child, self.options, self.bounds, os.getpid()))
-        process.start()
-        child.close()
-        self.workers.append(_Worker(process, parent))
+        w = self.started.take(self.options, self.bounds) if self.started is not None else None
+        self.workers.append(w or _spawn(self.ctx, self.options, self.bounds))
 
     def _retire(self, w: _Worker) -> None:
         self.workers.remove(w)
@@ -432,21 +507,11 @@ class LocalPool:
             w.conn.send(None)
         except OSError:
             pass
-        self._reap(w)
-
-    def _reap(self, w: _Worker) -> int | None:
-        w.process.join(5)
-        if w.process.exitcode is None:
-            w.process.kill()
-            w.process.join()
-        code = w.process.exitcode
-        w.conn.close()
-        w.process.close()
-        return code
+        _reap(w)
 
     def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
         self.workers.remove(w)
-        code = self._reap(w)
+        code = _reap(w)
         if w.held is not None and not w.acked:
             queue.appendleft(w.held)  # it died before starting on it (killed idle): not the carnet's doing
             w.held = None
@@ -475,6 +540,6 @@ class LocalPool:
             index, job = w.held
             self.workers.remove(w)
             w.process.kill()
-            self._reap(w)
+            _reap(w)
             outputs.append(self.fault(index, job, self.options, "timeout", seconds=self.bounds.timeout_s))
         return outputs

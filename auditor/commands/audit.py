@@ -14,13 +14,6 @@ from auditor.model import Severity
 def cmd_audit(args) -> int:
     """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
     index and summary (auditor.run)."""
-    from auditor.atomic import write_failure
-    from auditor.batch import Options
-    from auditor.errors import WriteError
-    from auditor.limits import Bounds
-    from auditor.clock import generated_at
-    from auditor.run import run
-
     columns = _columns_file(args.columns)
     jobs = _jobs(args.paths)
     for folder in (args.out, args.cache):
@@ -33,6 +26,32 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
+    with _early_workers(args, jobs) as started:
+        return _audit(args, jobs, columns, started)
+
+
+def _early_workers(args, jobs):
+    """The workers of a batch that will surely audit every carnet, started
+    before the auditor is imported here (pandas and all): their start-up and
+    this process's overlap. Not with a cache (its carnets may all be known
+    already), a cluster, or a carnet alone (audited in this process)."""
+    import contextlib
+
+    if args.scheduler is not None or args.cache is not None or len(jobs) < 2:
+        return contextlib.nullcontext()
+    from auditor.batch.pool import Started
+
+    return Started(min(args.jobs, len(jobs)))
+
+
+def _audit(args, jobs, columns, started) -> int:
+    from auditor.atomic import write_failure
+    from auditor.batch import Options
+    from auditor.clock import generated_at
+    from auditor.errors import WriteError
+    from auditor.limits import Bounds
+    from auditor.run import run
+
     baseline = _baseline(args)
     visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
@@ -62,7 +81,7 @@ def cmd_audit(args) -> int:
                      progress=not args.quiet, on_done=report_line,
                      bounds=Bounds(args.timeout_per_carnet, args.max_memory_mb),
                      notice=lambda text: say(text, args), baseline=baseline, history=args.history, batch=batch,
-                     visit=visit, sign=sign, cluster_wait=args.cluster_wait)
+                     visit=visit, sign=sign, cluster_wait=args.cluster_wait, started=started)
     except KeyboardInterrupt:
         resume = Message("audit.resume_cache") if args.cache else Message("audit.resume_no_cache")
         say(Message("audit.interrupted_after", done=len(done), total=len(jobs), resume=resume), args)

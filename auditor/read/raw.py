@@ -13,11 +13,6 @@ import pyarrow.compute as pc
 
 from auditor.money import arrow_strings, string_array
 
-# Every workbook container calamine reads, and the source format it is
-# (spec: carnet-format.md, Containers). Here rather than in workbook.py, so
-# that finding carnets does not import the workbook reader.
-SUFFIXES = {".xlsx": "xlsx", ".xlsm": "xlsx", ".xlsb": "xlsb", ".xls": "xls", ".ods": "ods"}
-
 
 def canonical_name(text: object) -> str:
     """Sheet, file and column names match case- and accent-insensitively.

@@ -26,9 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import python_calamine
 
+from auditor.discover import SUFFIXES
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 from auditor.read.columns import ColumnMap, ambiguity_problems, find_header, is_totals_label
-from auditor.read.raw import (SUFFIXES, RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
+from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, check_workbook
 from auditor.zippkg import Refused

@@ -29,6 +29,7 @@ from auditor.batch import Options
 from auditor.batch.plan import CarnetJob, plan
 from auditor.errors import WriteError
 from auditor.limits import Limits
+from auditor.model import FORMATS
 from auditor.read import table_names
 from auditor.read.raw import ReadProblem
 from auditor.run import run as audit_run
@@ -37,7 +38,6 @@ from auditor.serve.labels import page_label, page_labels
 from auditor.serve.uploads import stage
 from auditor.serve.workspace import AuditRecord, CarnetRecord, Workspace, local_moment, reviews_file, zone_known
 
-FORMATS = ("html", "json", "xlsx", "pdf")
 RUN_ID = "[0-9a-f]{16}"
 PV_FILE = "proces-verbal.pdf"
 
