@@ -264,7 +264,7 @@ def test_workers_started_early_are_the_ones_that_audit(tmp_path):
     with started:
         result = run_batch(plan([root]), tmp_path / "out", Options(), workers=2, started=started,
                            on_done=lambda job, o: pids.append(o.pid))
-    assert len(result.entries) == 4 and set(pids) == early
+    assert len(result.entries) == 4 and set(pids) <= early   # no worker started besides those
     assert not multiprocessing.active_children()
 
 
