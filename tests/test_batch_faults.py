@@ -300,36 +300,6 @@ def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkey
     assert not list(temp.iterdir())
 
 
-
-@pytest.mark.slow
-@pytest.mark.subprocess
-@pytest.mark.parametrize("fault, verdict", [("kill:c05", "unreadable"), ("sleep-masked:c05:300", "unreadable")])
-def test_a_carnet_sent_ahead_of_a_lost_one_is_audited(tmp_path, monkeypatch, fault, verdict):
-    """A worker that dies (or is killed past its deadline) with the next carnet
-    already sent behind the one it held: that next carnet goes back to the
-    queue and is audited, and only the culprit gets its EC00-01."""
-    names = [f"c{i:02d}" for i in range(10)]
-    root = carnets(tmp_path / "in", names)
-    monkeypatch.setattr(pool, "PREFETCH_BELOW_S", 1e9)   # always ahead, however busy the machine
-    for key, value in fault_env(fault).items():
-        monkeypatch.setenv(key, value)
-    sent: list[str] = []
-    real = pool.LocalPool._send
-
-    def spy(w, item, alone):
-        if not hasattr(item[1], "perform"):   # an audit (not a carnet's files to make)
-            sent.append(item[1].job.path.name if hasattr(item[1], "job") else item[1].path.name)
-        return real(w, item, alone)
-
-    monkeypatch.setattr(pool.LocalPool, "_send", staticmethod(spy))
-    run_batch(plan([root]), tmp_path / "out", Options(), workers=1, bounds=Bounds(timeout_s=2))
-    entries = accounted(tmp_path / "out", names)
-    assert entries["c05"]["verdict"] == verdict
-    assert all(entries[n]["verdict"] == "ok" for n in names if n != "c05")
-    # c06 was sent behind c05, then again once c05's worker was lost.
-    assert sent.count("c06") == 2
-
-
 # -- bounds per carnet ------------------------------------------------------------------
 
 @pytest.mark.slow

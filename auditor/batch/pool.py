@@ -50,12 +50,6 @@ HARD_KILL_GRACE_S = 10.0    # after the timeout, how long an audit may take to s
 MEMORY_GRACE_S = 2.0        # past the memory limit, how long before the worker ends itself
 POLL_S = 0.05               # the memory watchdog's period
 TICK_S = 0.2                # the parent's wake-up period, for the hard timeout
-# A worker whose last carnet took less than this gets the next one sent
-# behind the one it works on: it starts on it at once, without waiting for
-# this process (busy with what came back, or sharing the cores with the
-# workers). Never behind a slow carnet, where a carnet sent ahead could wait
-# while another worker sits idle.
-PREFETCH_BELOW_S = 0.25
 START_FAILURES = 3          # workers in a row that die before being ready: give up
 
 
@@ -323,11 +317,9 @@ class _Worker:
     process: object
     conn: object
     ready: bool = False
-    held: tuple | None = None        # (index, job) sent to it, the one it works on
+    held: tuple | None = None        # (index, job) sent to it
     acked: bool = False              # it said it started on `held`
     started: float = 0.0
-    next: tuple | None = None        # the one sent behind `held`, waiting in its pipe
-    quick: bool = False              # its last carnet took under PREFETCH_BELOW_S
 
 
 def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
@@ -488,16 +480,11 @@ class LocalPool:
                     w.acked, w.started = True, time.monotonic()
                 else:
                     _, out, retire = message
-                    now = time.monotonic()
-                    w.quick = now - w.started < PREFETCH_BELOW_S
-                    w.held, w.next, w.acked, w.started = w.next, None, False, now
+                    w.held = None
                     outputs.append(out)
                     if retire:
-                        if w.held is not None:   # sent ahead: it will never read it
-                            queue.appendleft(w.held)
-                            w.held = None
                         self._retire(w)
-            outputs.extend(self._overdue(queue))
+            outputs.extend(self._overdue())
             self._dispatch(queue, alone)  # the next carnets start while the client writes these
             yield from outputs
 
@@ -505,20 +492,10 @@ class LocalPool:
         for w in self.workers:
             if queue and w.ready and w.held is None:
                 w.held, w.acked, w.started = queue.popleft(), False, time.monotonic()
-                self._send(w, w.held, alone)
-        for w in self.workers:
-            # Ahead only while carnets remain for every worker (the batch's
-            # last ones go to whichever worker is free first).
-            if len(queue) > len(self.workers) and w.quick and w.held is not None and w.next is None:
-                w.next = queue.popleft()
-                self._send(w, w.next, alone)
-
-    @staticmethod
-    def _send(w: _Worker, item: tuple, alone: bool) -> None:
-        try:
-            w.conn.send((*item, alone))
-        except OSError:
-            pass  # it died: its end of the pipe says so
+                try:
+                    w.conn.send((*w.held, alone))
+                except OSError:
+                    pass  # it died: its end of the pipe says so
 
     def _start(self) -> None:
         w = self.started.take(self.options, self.bounds) if self.started is not None else None
@@ -535,9 +512,6 @@ class LocalPool:
     def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
         self.workers.remove(w)
         code = _reap(w)
-        if w.next is not None:
-            queue.appendleft(w.next)  # sent ahead, never started
-            w.next = None
         if w.held is not None and not w.acked:
             queue.appendleft(w.held)  # it died before starting on it (killed idle): not the carnet's doing
             w.held = None
@@ -556,9 +530,8 @@ class LocalPool:
             return []
         return [self.fault(index, job, self.options, "killed", signal=exit_text(code, self.options.lang))]
 
-    def _overdue(self, queue: deque) -> list:
-        """Audits still running HARD_KILL_GRACE_S past their deadline: killed
-        (the carnet sent ahead of it goes back to `queue`)."""
+    def _overdue(self) -> list:
+        """Audits still running HARD_KILL_GRACE_S past their deadline: killed."""
         if not self.bounds.timeout_s:
             return []
         limit = self.bounds.timeout_s + HARD_KILL_GRACE_S
@@ -568,7 +541,5 @@ class LocalPool:
             self.workers.remove(w)
             w.process.kill()
             _reap(w)
-            if w.next is not None:
-                queue.appendleft(w.next)
             outputs.append(self.fault(index, job, self.options, "timeout", seconds=self.bounds.timeout_s))
         return outputs
