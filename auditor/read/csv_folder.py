@@ -22,9 +22,10 @@ from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 import dataclasses
 
 from auditor.read.columns import (ColumnMap, HEADER_SEARCH_ROWS, ambiguity_problems, find_header, is_totals_label,
-                                  match_header)
+                                  match_header, table_columns)
 from auditor.read.raw import (file_digest, RawCarnet, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, frame_from_rows, sha256_of_digests)
+from auditor.money import string_buffers
 
 BOM = b"\xef\xbb\xbf"
 
@@ -188,6 +189,8 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
         records = []
         for record in reader:
             records.append(record)
+            if len(records) == 1 and _complete_header(table, record, mapping):
+                return 0, 0, []   # what find_header answers for a first record holding every required column
             if len(records) >= HEADER_SEARCH_ROWS:
                 break
     except csv.Error:
@@ -207,6 +210,37 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
     return skip, offset, title
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _last_record_not_totals(tail: str, delim: str) -> bool:
+    """True when the last non-blank record of `tail` certainly does not start
+    with a totals label (the usual file: nothing to leave out), found without
+    parsing every record. Only a tail without quotes or NUL is looked at: its
+    records are then its lines, its fields what lies between delimiters, as
+    the csv module reads them. False: the caller parses the tail."""
+    if '"' in tail or "\0" in tail:
+        return False
+    end = len(tail)
+    while end > 0:
+        start = max(tail.rfind("\n", 0, end), tail.rfind("\r", 0, end)) + 1
+        line = tail[start:end]
+        if line.replace(delim, "").strip():
+            first = next(v for v in line.split(delim) if v.strip())
+            return not is_totals_label(first)
+        # The line end before this line: \r\n is one end, not two.
+        end = start - 2 if tail.startswith("\r\n", start - 2) else start - 1
+    return False
+
+
+def _complete_header(table: str, record: list[str], mapping) -> bool:
+    """The record is not empty and names every required column of the table
+    (the usual file: its header is its first record)."""
+    spec = table_columns(table)
+    return (spec is not None and any(v.strip() for v in record)
+            and match_header(table, record, mapping).complete(spec))
+
+
 def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     """Trailing totals records: out of the frame, into the reading notes (still rows read)."""
     if raw.num_rows == 0:
@@ -214,6 +248,8 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     tail = text[-65536:]
     if len(tail) < len(text):
         tail = tail.split("\n", 1)[-1] if "\n" in tail else ""
+    if _last_record_not_totals(tail, delim):
+        return
     try:
         # "".join(r).strip(): some cell holds more than white space (any(v.strip() …), in one call).
         records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim) if "".join(r).strip()]
@@ -323,6 +359,8 @@ def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
 
     Only rows whose first cell is blank can be blank: the other columns are
     looked at on those rows alone (usually none)."""
+    if _none_blank(tbl.column(0)):
+        return None
     first = pc.utf8_trim_whitespace(tbl.column(0))
     candidates = pc.indices_nonzero(pc.equal(first, ""))
     if len(candidates) == 0:
@@ -334,6 +372,25 @@ def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
     keep = np.ones(tbl.num_rows, dtype=bool)
     keep[candidates.to_numpy()[blank]] = False
     return pa.array(keep)
+
+
+def _none_blank(column: pa.ChunkedArray) -> bool:
+    """Every cell of the column starts with a printable ASCII character other
+    than the space, so none is blank once trimmed (read from the buffers; any
+    other column: False, and the cells are trimmed)."""
+    for arr in column.chunks:
+        if arr.type != pa.string() or arr.null_count:
+            return False
+        if not len(arr):
+            continue
+        offsets, data = string_buffers(arr)
+        starts = offsets[:-1]
+        if not (offsets[1:] > starts).all():
+            return False
+        first = data[starts]
+        if first.min() < 0x21 or first.max() > 0x7E:
+            return False
+    return True
 
 
 def _parse_with_csv_module(table: str, text: str, delim: str, limits: Limits = DEFAULT_LIMITS,

@@ -1,0 +1,152 @@
+"""The CSV reader's shortcuts give what the full reading gives, over classes
+of input: a header matched once per batch (memoised by its texts) against
+matching it afresh; the header found at once in the first record against the
+search among the first twenty; the blank-row test skipped when every first
+cell starts with a printable character; the trailing totals records ruled out
+from the last line against parsing the whole tail with the csv module."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from hypothesis import given, settings, strategies as st
+
+from auditor.read import columns as columns_module
+from auditor.read.columns import ALIASES, ColumnMap, find_header, is_totals_label, match_header
+from auditor.read.csv_folder import (_header_offset, _last_record_not_totals, _nonempty_rows, text_lines)
+
+_TABLES = sorted(ALIASES) + ["autre"]
+# Header cells of every class: the carnet's own names and variants (accents,
+# case, units), near misses, totals labels, blanks, numbers, and None.
+_NAMES = sorted({v for table in ALIASES.values() for variants in table.values() for v in variants}
+                | {c for table in ALIASES.values() for c in table})
+_CELL = st.one_of(
+    st.sampled_from(_NAMES),
+    st.sampled_from(_NAMES).map(str.upper),
+    st.sampled_from(_NAMES).map(lambda s: f" {s} (€) "),
+    st.sampled_from(["", " ", "Total", "TOTAUX :", "Sous-total séance 2", "N°", "Montant (cts)", "x", "Côté "]),
+    st.text(alphabet="aeéÉ nN°º_-()€;,\u00a0", max_size=12),
+    st.integers(0, 20), st.floats(0, 3, allow_nan=False), st.none(), st.booleans(),
+)
+_MAPPING = ColumnMap("m.toml", "0" * 64, (("mises", (("Somme versée", "montant"), ("Côté", "cote"))),))
+
+
+def _as_dict(m) -> dict:
+    return {k: getattr(m, k) for k in ("keep", "how", "ambiguous", "ambiguous_how", "ignored", "extra",
+                                       "required_found", "found")}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_TABLES), st.lists(_CELL, max_size=10), st.sampled_from([None, _MAPPING]))
+def test_a_header_matched_again_is_matched_as_the_first_time(table, header, mapping):
+    columns_module._MATCHES.clear()
+    fresh = columns_module._match_header(table, ["" if c is None else str(c) for c in header], mapping)
+    first = match_header(table, header, mapping)
+    first.keep["changed"] = 99          # a caller's change stays its own
+    first.ignored.append(99)
+    for m in first.ambiguous.values():
+        m.append(99)
+    again = match_header(table, list(header), mapping)
+    assert _as_dict(again) == _as_dict(fresh)
+    # The texts are the key: a cell 1 and a cell "1" are one header, 1 and 1.0 two.
+    texts = match_header(table, ["" if c is None else str(c) for c in header], mapping)
+    assert _as_dict(texts) == _as_dict(fresh)
+
+
+def _reference_header_offset(table, text, delim, mapping):
+    """_header_offset as it was: the first twenty records, then find_header."""
+    try:
+        reader = csv.reader(text_lines(text), delimiter=delim)
+        records = []
+        for record in reader:
+            records.append(record)
+            if len(records) >= 20:
+                break
+    except csv.Error:
+        return 0, 0, []
+    found = find_header(table, records, mapping)
+    if found is None or found[0] == 0:
+        return 0, 0, []
+    skip = found[0]
+    reader = csv.reader(text_lines(text), delimiter=delim)
+    for _ in range(skip):
+        next(reader)
+    offset = 0
+    for _, line in zip(range(reader.line_num), text_lines(text)):
+        offset += len(line)
+    title = [i + 1 for i, r in enumerate(records[:skip]) if any(v.strip() for v in r)]
+    return skip, offset, title
+
+
+_RECORD = st.lists(st.one_of(_CELL.map(lambda c: "" if c is None else str(c)).map(lambda s: s.replace(";", "")),
+                             st.sampled_from(['"a;b"', '"x\ny"', '"', 'a"b', '""'])), max_size=9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_TABLES), st.lists(_RECORD, max_size=6), st.sampled_from(["\n", "\r\n", "\r"]),
+       st.sampled_from([None, _MAPPING]), st.booleans())
+def test_the_header_is_found_where_the_search_among_twenty_records_finds_it(table, records, end, mapping, full):
+    if full and table in ALIASES:   # a complete header somewhere (first, or below a title)
+        records.insert(len(records) // 2, list(ALIASES[table]))
+    text = end.join(";".join(r) for r in records) + end
+    assert _header_offset(table, text, ";", mapping) == _reference_header_offset(table, text, ";", mapping)
+
+
+def _reference_nonempty(tbl: pa.Table):
+    first = pc.utf8_trim_whitespace(tbl.column(0))
+    candidates = pc.indices_nonzero(pc.equal(first, ""))
+    if len(candidates) == 0:
+        return None
+    blank = np.ones(len(candidates), dtype=bool)
+    for column in tbl.columns[1:]:
+        cells = pc.utf8_trim_whitespace(pc.take(column, candidates))
+        blank &= pc.equal(cells, "").to_numpy(zero_copy_only=False)
+    keep = np.ones(tbl.num_rows, dtype=bool)
+    keep[candidates.to_numpy()[blank]] = False
+    return keep
+
+
+_TEXT = st.one_of(st.sampled_from(["", " ", "\t", "\u00a0", "\u3000", "1", " 1", "é", "~", "\x7f", "a b"]),
+                  st.text(max_size=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TEXT, _TEXT), max_size=12), st.integers(1, 3))
+def test_blank_rows_are_those_the_trimmed_cells_show(rows, chunks):
+    firsts = [a for a, _ in rows]
+    cut = len(firsts) // chunks
+    pieces = [firsts[:cut], firsts[cut:]] if chunks > 1 else [firsts]
+    tbl = pa.table({"c0": pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string()),
+                    "c1": pa.array([b for _, b in rows], pa.string())})
+    got = _nonempty_rows(tbl)
+    want = _reference_nonempty(tbl)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got.to_numpy(zero_copy_only=False).tolist() == want.tolist()
+
+
+def _reference_last_not_totals(tail: str, delim: str) -> bool:
+    records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim) if "".join(r).strip()]
+    if not records:
+        return False
+    return not is_totals_label(next((v for v in records[-1] if v.strip()), ""))
+
+
+_TAIL_CELL = st.one_of(st.sampled_from(["", " ", "1", "12,50", "Total", " TOTAUX :", "Sous-total séance 2", "total",
+                                        "Totalement", "\u00a0", "\t", "x", "Tötal", "ＴＯＴＡＬ"]),
+                       st.text(alphabet="Tta ;\r\n\"\x00", max_size=5))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_TAIL_CELL, max_size=4), max_size=6), st.sampled_from(["\n", "\r\n", "\r"]),
+       st.sampled_from([";", ","]), st.booleans())
+def test_the_last_record_is_ruled_out_only_when_the_csv_module_rules_it_out(records, end, delim, trailing):
+    tail = end.join(delim.join(r) for r in records) + (end if trailing else "")
+    if _last_record_not_totals(tail, delim):
+        assert _reference_last_not_totals(tail, delim)
+    elif '"' not in tail and "\0" not in tail:
+        assert not _reference_last_not_totals(tail, delim)
