@@ -231,7 +231,39 @@ class DateOrder:
 
 def _slash_orders(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Which cells can only be day-first (first number above 12) and which
-    only month-first (second number above 12)."""
+    only month-first (second number above 12).
+
+    Cells written exactly `NN/NN/NNNN` (ASCII digits, the usual) are read from
+    the Arrow buffers; only the others go through the regex."""
+    arr = string_array(arr)
+    n = len(arr)
+    offsets, data = string_buffers(arr)
+    plain = np.diff(offsets) == 10
+    if arr.null_count:
+        plain &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(plain)
+    day, month = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if len(where):
+        b = data[offsets[where][:, None] + np.arange(10)].astype(np.int64) - 48
+        shaped = ((b[:, 2] == -1) & (b[:, 5] == -1)   # `/` is 47
+                  & ((b[:, [0, 1, 3, 4, 6, 7, 8, 9]] >= 0) & (b[:, [0, 1, 3, 4, 6, 7, 8, 9]] <= 9)).all(axis=1))
+        a, second = b[:, 0] * 10 + b[:, 1], b[:, 3] * 10 + b[:, 4]
+        at = where[shaped]
+        a, second = a[shaped], second[shaped]
+        day[at] = (a > 12) & (second <= 12)
+        month[at] = (second > 12) & (a <= 12)
+        plain[:] = False
+        plain[at] = True
+    rest = np.flatnonzero(~plain)
+    if len(rest) == n:
+        return _regex_slash_orders(arr)
+    if len(rest):
+        d, m = _regex_slash_orders(pc.take(arr, pa.array(rest)))
+        day[rest], month[rest] = d, m
+    return day, month
+
+
+def _regex_slash_orders(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     parts = pc.extract_regex(arr, _SLASH_PARTS)
     ok = pc.is_valid(parts)
     a = pc.cast(pc.if_else(ok, parts.field("a"), None), pa.int64())

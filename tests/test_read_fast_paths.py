@@ -150,3 +150,25 @@ def test_the_last_record_is_ruled_out_only_when_the_csv_module_rules_it_out(reco
         assert _reference_last_not_totals(tail, delim)
     elif '"' not in tail and "\0" not in tail:
         assert not _reference_last_not_totals(tail, delim)
+
+
+_SLASH_CELL = st.one_of(
+    st.sampled_from(["02/03/2026", "13/02/2026", "02/13/2026", "13/13/2026", "2/13/2026", "13/2/2026", " 02/13/2026",
+                     "02/13/2026 ", "2026-03-02", "00/00/0000", "٠٢/١٣/٢٠٢٦", "02/13/26", "12/12/2026", "99/99/9999",
+                     "02\\13\\2026", "", " ", "\u00a013/02/2026"]),
+    st.from_regex(r"\A[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}\Z"),
+    st.from_regex(r"\A\s?[0-9]{2}[/-][0-9]{2}[/-][0-9]{2,4}\s?\Z"),
+    st.text(alphabet="0123456789/ a", min_size=8, max_size=11),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_SLASH_CELL, st.none()), max_size=30), st.booleans())
+def test_the_order_of_slash_dates_is_what_the_regex_reads(cells, sliced):
+    from auditor.normalise import _regex_slash_orders, _slash_orders
+
+    arr = pa.array(["x"] + cells, pa.string())
+    arr = arr.slice(1) if sliced else pa.array(cells, pa.string())
+    day, month = _slash_orders(arr)
+    want_day, want_month = _regex_slash_orders(arr)
+    assert day.tolist() == want_day.tolist() and month.tolist() == want_month.tolist()
