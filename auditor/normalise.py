@@ -186,15 +186,24 @@ parse_int, parse_date, parse_text, parse_enum = (_from_series(PARSERS[k]) for k 
 EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "text": "string", "enum": "string"}
 
 
-def normalise(raw: RawCarnet) -> Carnet:
+def normalise(raw: RawCarnet, free_raw: bool = False) -> Carnet:
     """Type the raw text tables of a carnet (money as integer cents): every cell or row that fails is an
-    EC00-01/EC00-02 problem of the carnet, never an exception."""
+    EC00-01/EC00-02 problem of the carnet, never an exception.
+
+    `free_raw`: the caller keeps nothing of `raw` (`normalise(read_carnet(…))`):
+    each Arrow text column is dropped from it once parsed, the cells a finding
+    quotes taken first, so a large table's text and its typed columns are not
+    all held at once."""
     carnet = Carnet(Source(raw.path, raw.sha256, raw.format, tuple(raw.files)), unreadable=raw.unreadable, reading=raw.reading())
     for p in raw.problems:
         carnet.problems.append((p.code, Violation(table=p.table, row=p.row, column=p.column,
                                                   kind=p.kind, params=dict(p.params))))
     if raw.unreadable:
         return carnet
+    if free_raw:
+        # What reading freed (the file's bytes and text, the reader's blocks) is
+        # kept by Arrow's pool for Arrow alone; the typed columns come from numpy's.
+        pa.default_memory_pool().release_unused()
     order = date_order(raw)
     if order.month_first and carnet.reading is not None:
         carnet.reading["dates"] = {"order": "month_first", "proof": order.proof,
@@ -206,7 +215,7 @@ def normalise(raw: RawCarnet) -> Carnet:
                 carnet.problems.append(("EC00-01", Violation(table=name, kind="missing_table",
                                                              params={"table": name})))
             continue
-        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems, order)
+        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems, order, free_raw)
     cover = carnet.tables.get("carnet")
     if cover is not None and len(cover.df) != 1:
         # One finding per row past the first, so each unused row is accounted for.
@@ -453,10 +462,21 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     return pd.arrays.IntegerArray(values, ~known), bad, empty
 
 
-def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None) -> Table:
+# Tables of this many rows or more drop each text column once parsed (normalise's `free_raw`).
+FREE_ROWS = 65536
+
+
+def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None,
+                     free_raw: bool = False) -> Table:
     n = rt.num_rows
     columns = set(rt.columns)
     rows = rt.row_numbers()
+    # Schema-wide checks may fail on any row: then every text column stays for pandera's cases.
+    # A small table's text is not worth the bookkeeping.
+    free = (free_raw and n >= FREE_ROWS and isinstance(rt.data, pa.Table)
+            and not (schema.checks or schema.unique))
+    quoted: dict[tuple[str, int], str] = {}    # (source, position) → the cell's text, of dropped columns
+    checked: set[str] = set()                  # fields _column_valid has passed (as validated: not filled)
     index = pd.RangeIndex(n)
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
@@ -501,6 +521,14 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 if mask is not None:
                     for pos in mask.nonzero()[0]:
                         bad_cells[(field, int(pos))] = why
+            # A column filled from another is validated as filled (below): it stays.
+            if free and not meta.get("default_from") and _column_valid(column, values):
+                checked.add(field)
+                # Nothing pandera could add in this column: its findings are the cells above.
+                quoted.update(_texts(rt, source, (bad, formula, errors, wrong_order)))
+                rt.drop_column(source)
+                # Arrow's pool keeps freed pages for itself; the typed columns come from numpy's.
+                pa.default_memory_pool().release_unused()
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
@@ -521,12 +549,24 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
         typed[field] = _filled(typed[field], empty, typed[other])
     # The arrays are this table's own: the frame takes them as they are.
     out = pd.DataFrame({**typed, "_row": np.array(rows, dtype=np.int64)}, index=index, copy=False)
-    _validate(schema, out, present, bad_cells, typed)
-    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters))
+    _validate(schema, out, present, bad_cells, typed, checked)
+    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters, columns, quoted))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
                        rows_left_out=rt.rows_left_out, formulas=formulas)
+
+
+def _texts(rt: RawTable, source: str, masks) -> dict[tuple[str, int], str]:
+    """The text of the cells of `source` that any of `masks` marks, as rt.cell gives it."""
+    marked = None
+    for mask in masks:
+        if mask is not None:
+            marked = mask if marked is None else (marked | mask)
+    at = np.flatnonzero(marked) if marked is not None else ()
+    if not len(at):
+        return {}
+    return {(source, int(pos)): rt.cell(source, int(pos)) for pos in at}
 
 
 def _ambiguous(problems: list, table: str, column: str) -> bool:
@@ -544,14 +584,16 @@ def _filled(values, empty: np.ndarray, other):
     return pd.Series(values).where(~empty, pd.Series(other)).array
 
 
-def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None) -> None:
+def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None,
+              checked: set[str] = frozenset()) -> None:
     """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
 
     The parsers already gave every column its declared dtype, so pandera runs
     on a copy of the schema without dtypes, and only when the table may fail:
     a table that certainly passes (the usual case) is not handed to it.
-    `arrays`: the frame's columns as arrays, when the caller has them."""
-    if _columns_valid(schema, arrays) if arrays is not None else _certainly_valid(schema, out):
+    `arrays`: the frame's columns as arrays, when the caller has them;
+    `checked`: those of them already found valid."""
+    if _columns_valid(schema, arrays, checked) if arrays is not None else _certainly_valid(schema, out):
         return
     import pandera.pandas as pandera   # only for a table that may fail: its import is a quarter of a second
 
@@ -590,38 +632,42 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     return _columns_valid(schema, {name: out[name].array for name in schema.columns if name in out.columns})
 
 
-def _columns_valid(schema, columns: dict) -> bool:
+def _columns_valid(schema, columns: dict, checked: set[str] = frozenset()) -> bool:
     """_certainly_valid on the columns as arrays (pandas extension arrays or
     numpy), without building a Series per column."""
     if schema.checks or schema.unique:
         return False
-    for name, column in schema.columns.items():
-        values = columns.get(name)
-        if values is None or column.unique or getattr(column, "regex", False):
+    return all(name in checked or _column_valid(column, columns.get(name)) for name, column in schema.columns.items())
+
+
+def _column_valid(column, values) -> bool:
+    """One column's part of _columns_valid: pandera would find nothing in it
+    (its own checks are all it is held to, besides the schema's)."""
+    if values is None or column.unique or getattr(column, "regex", False):
+        return False
+    if isinstance(values, np.ndarray):
+        values = pd.array(values, copy=False)
+    na = values.isna()
+    if na.any() and not column.nullable:
+        return False
+    for check in column.checks:
+        if not check.ignore_na:
             return False
-        if isinstance(values, np.ndarray):
-            values = pd.array(values, copy=False)
-        na = values.isna()
-        if na.any() and not column.nullable:
-            return False
-        for check in column.checks:
-            if not check.ignore_na:
-                return False
-            stats = check.statistics
-            if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
-                ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
-                if not ok:
-                    return False
-                continue
-            present = values[~na] if na.any() else values
-            if check.name == "isin":
-                ok = present.isin(stats["allowed_values"]).all()
-            elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
-                ok = (present.to_numpy(dtype=np.int64) >= stats["min_value"]).all()
-            else:
-                return False
+        stats = check.statistics
+        if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
+            ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
             if not ok:
                 return False
+            continue
+        present = values[~na] if na.any() else values
+        if check.name == "isin":
+            ok = present.isin(stats["allowed_values"]).all()
+        elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
+            ok = (present.to_numpy(dtype=np.int64) >= stats["min_value"]).all()
+        else:
+            return False
+        if not ok:
+            return False
     return True
 
 
@@ -663,12 +709,15 @@ def _all_in(chunks: pa.ChunkedArray, allowed) -> bool:
 
 
 def _cell_problems(name: str, out: pd.DataFrame, rt: RawTable, sources: dict, bad_cells: dict,
-                   letters: dict[str, str] | None = None):
-    """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
-    columns = set(rt.columns)
+                   letters: dict[str, str] | None = None, columns: set | None = None, quoted: dict | None = None):
+    """One EC00-02 per bad cell, located by séance/coup/rang where the row has them.
+    `columns`: the table's source columns as read; `quoted`: the text of the
+    bad cells of the columns dropped since."""
+    columns = set(rt.columns) if columns is None else columns
+    quoted = quoted or {}
     for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         source = sources[field]
-        raw = rt.cell(source, pos) if source in columns else ""
+        raw = quoted[(source, pos)] if (source, pos) in quoted else rt.cell(source, pos) if source in columns else ""
         where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
                  for k in ("seance", "coup", "rang")}
         row = int(out["_row"].iat[pos])
