@@ -647,13 +647,19 @@ def _column_valid(column, values) -> bool:
         return False
     if isinstance(values, np.ndarray):
         values = pd.array(values, copy=False)
-    na = values.isna()
+    # An Int64 column's own mask and data, read as they are (isna and to_numpy copy them).
+    masked = isinstance(values, pd.arrays.IntegerArray)
+    na = values._mask if masked else values.isna()
     if na.any() and not column.nullable:
         return False
     for check in column.checks:
         if not check.ignore_na:
             return False
         stats = check.statistics
+        if check.name == "greater_than_or_equal_to" and masked:
+            if not ((values._data >= stats["min_value"]) | na).all():
+                return False
+            continue
         if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
             ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
             if not ok:
