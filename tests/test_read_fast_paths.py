@@ -172,3 +172,21 @@ def test_the_order_of_slash_dates_is_what_the_regex_reads(cells, sliced):
     day, month = _slash_orders(arr)
     want_day, want_month = _regex_slash_orders(arr)
     assert day.tolist() == want_day.tolist() and month.tolist() == want_month.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_TABLES), st.lists(_CELL.map(lambda c: "" if c is None else str(c)), max_size=10),
+       st.sampled_from([None, _MAPPING]), st.booleans())
+def test_a_header_kept_again_is_kept_as_the_first_time(table, header, mapping, repeat):
+    from auditor.read import csv_folder
+
+    csv_folder._KEEPS.clear()
+    want_problems: list = []
+    want = csv_folder._header_keep_made(table, list(header), mapping, want_problems)
+    if repeat:   # the cache filled by another carnet's identical header first
+        csv_folder._header_keep(table, list(header), mapping, [])[0]["changed"] = 99
+    got_problems: list = []
+    got = csv_folder._header_keep(table, list(header), mapping, got_problems)
+    assert got == want
+    assert [(p.code, p.kind, p.table, p.row, p.column, p.params) for p in got_problems] == \
+        [(p.code, p.kind, p.table, p.row, p.column, p.params) for p in want_problems]

@@ -267,8 +267,32 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
         raw.totals_rows = sorted(totals)
 
 
+# table, header texts, mapping → what _header_keep makes of them: every carnet
+# of a batch has the same headers. Bounded.
+_KEEPS: dict[tuple, tuple[dict[str, int], tuple[SourceColumn, ...], tuple[ReadProblem, ...]]] = {}
+_KEEPS_MAX = 2048
+
+
 def _header_keep(table: str, header: list, mapping, problems: list) -> tuple[dict[str, int], list[SourceColumn]]:
     """The carnet columns of a header record (row 1 of the text parsed) and the notes on them."""
+    if any(v is None for v in header):   # written "None" in the notes: not a text to key on
+        return _header_keep_made(table, header, mapping, problems)
+    texts = tuple(str(v) for v in header)
+    key = (table, texts, mapping)
+    found = _KEEPS.get(key)
+    if found is None:
+        if len(_KEEPS) >= _KEEPS_MAX:
+            _KEEPS.clear()
+        made: list[ReadProblem] = []
+        keep, notes = _header_keep_made(table, list(texts), mapping, made)
+        found = _KEEPS[key] = (keep, tuple(notes), tuple(made))
+    keep, notes, made = found
+    problems.extend(made)
+    return dict(keep), list(notes)
+
+
+def _header_keep_made(table: str, header: list, mapping, problems: list
+                      ) -> tuple[dict[str, int], list[SourceColumn]]:
     match = match_header(table, [("" if v is None else str(v)) for v in header], mapping)
     by_index = {i: c for c, i in match.keep.items()}
     problems.extend(ambiguity_problems(table, header, match, 1))
@@ -343,7 +367,7 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     problems: list[ReadProblem] = []
     keep, notes = _header_keep(table, header, mapping, problems)
     rows = pa.array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
-    picked = pa.table({**{name: tbl.column(i) for name, i in keep.items()}, "_row": rows})
+    picked = pa.Table.from_arrays([*(tbl.column(i) for i in keep.values()), rows], names=[*keep, "_row"])
     if tbl.num_rows:
         nonempty = _nonempty_rows(tbl)
         if nonempty is not None:
