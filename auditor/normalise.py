@@ -304,7 +304,7 @@ def date_order(raw: RawCarnet) -> DateOrder:
         _, data = string_buffers(arr)
         if not (data == 0x2F).any():
             continue
-        day, month = _slash_orders(arr)
+        day, month = by_distinct(_slash_orders, arr)
         if day.any() and not day_proof:
             day_proof = f"{table}.{source}: {arr[int(day.argmax())].as_py().strip()}"
         if month.any() and not month_proof:
@@ -379,7 +379,43 @@ def _full_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, n
 
 # The cells written the plain way, read from the Arrow buffers (values as
 # int64, ok); every other cell goes through the full parser (values, known, bad).
-_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": plain_dates}
+# (reading, its arguments, a cell's text) → what the reading gives that cell:
+# a carnet writes the same few dates on every row. Bounded.
+_READ_ONCE: dict[tuple, tuple] = {}
+_READ_ONCE_MAX = 1 << 16
+
+
+def by_distinct(read, arr: pa.Array, *args) -> tuple[np.ndarray, ...]:
+    """`read(arr, *args)` for a reading of each cell on its own (numpy arrays,
+    one value per cell), each distinct text read once per process when the
+    column has few (a séance's date on each of its rows): the texts'
+    readings, spread back to the cells. A column with nulls, or with more
+    than a few distinct texts, is read as it is."""
+    arr = string_array(arr)
+    if len(arr) < 16 or arr.null_count:
+        return read(arr, *args)
+    encoded = pc.dictionary_encode(arr)
+    texts = encoded.dictionary.to_pylist()
+    if len(texts) > 32:
+        return read(arr, *args)
+    known = []
+    for text in texts:
+        key = (read, args, text)
+        found = _READ_ONCE.get(key)
+        if found is None:
+            if len(_READ_ONCE) >= _READ_ONCE_MAX:
+                _READ_ONCE.clear()
+            found = _READ_ONCE[key] = tuple(part[0] for part in read(pa.array([text], pa.string()), *args))
+        known.append(found)
+    at = encoded.indices.to_numpy(zero_copy_only=False)
+    return tuple(np.array(part)[at] for part in zip(*known))
+
+
+def _distinct_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_dates, arr, month_first)
+
+
+_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": _distinct_dates}
 _FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
 
 
@@ -433,7 +469,7 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     n = sum(len(c) for c in chunks)
     plain, full = _PLAIN[kind], _FULL[kind]
     if month_first:
-        plain, full = partial(plain_dates, month_first=True), partial(_full_dates, month_first=True)
+        plain, full = partial(_distinct_dates, month_first=True), partial(_full_dates, month_first=True)
     values, known = _joined(plain(c) for c in chunks)
     bad = np.zeros(n, dtype=bool)
     empty = np.zeros(n, dtype=bool)
@@ -504,7 +540,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
             wrong_order = None
             if kind == "date" and order is not None and order.minority:
                 # Cells that can only be read in the carnet's other order: unreadable.
-                day, month = _slash_orders(rt.text(source))
+                day, month = by_distinct(_slash_orders, rt.text(source))
                 other = day if order.month_first else month
                 wrong_order = other if other.any() else None
             no_value = None

@@ -190,3 +190,26 @@ def test_a_header_kept_again_is_kept_as_the_first_time(table, header, mapping, r
     assert got == want
     assert [(p.code, p.kind, p.table, p.row, p.column, p.params) for p in got_problems] == \
         [(p.code, p.kind, p.table, p.row, p.column, p.params) for p in want_problems]
+
+
+_DAY_CELL = st.one_of(_SLASH_CELL, st.sampled_from(["2026-02-29", "2024-02-29", "0000-01-01", "2026-13-01"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DAY_CELL, min_size=1, max_size=6), st.lists(st.integers(0, 5), max_size=80),
+       st.booleans(), st.booleans(), st.booleans())
+def test_a_reading_of_the_distinct_texts_spread_back_is_the_reading_of_every_cell(pool, picks, month_first,
+                                                                                 with_null, sliced):
+    """Columns that repeat a few texts (the shortcut's case), with a null or
+    sliced (read as they are), and readings cached by an earlier column."""
+    from auditor.normalise import _READ_ONCE, _slash_orders, by_distinct, plain_dates
+
+    cells = [pool[i % len(pool)] for i in picks] + ([None] if with_null else [])
+    arr = pa.array(["x"] + cells, pa.string()).slice(1) if sliced else pa.array(cells, pa.string())
+    for read, args in ((plain_dates, (month_first,)), (_slash_orders, ())):
+        if month_first:
+            _READ_ONCE.clear()
+        got, want = by_distinct(read, arr, *args), read(arr, *args)
+        assert [g.dtype for g in got] == [w.dtype for w in want]
+        assert all(g.tolist() == w.tolist() for g, w in zip(got, want))
+        assert all(g.flags.writeable for g in got)
