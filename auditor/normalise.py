@@ -398,15 +398,14 @@ def by_distinct(read, arr: pa.Array, *args) -> tuple[np.ndarray, ...]:
     texts = encoded.dictionary.to_pylist()
     if len(texts) > 32:
         return read(arr, *args)
-    known = []
-    for text in texts:
-        key = (read, args, text)
-        found = _READ_ONCE.get(key)
-        if found is None:
-            if len(_READ_ONCE) >= _READ_ONCE_MAX:
-                _READ_ONCE.clear()
-            found = _READ_ONCE[key] = tuple(part[0] for part in read(pa.array([text], pa.string()), *args))
-        known.append(found)
+    missing = [text for text in texts if (read, args, text) not in _READ_ONCE]
+    if missing:   # read together: the reading's cost is mostly per call, not per cell
+        if len(_READ_ONCE) + len(missing) > _READ_ONCE_MAX:
+            _READ_ONCE.clear()
+        parts = read(pa.array(missing, pa.string()), *args)
+        for i, text in enumerate(missing):
+            _READ_ONCE[(read, args, text)] = tuple(part[i] for part in parts)
+    known = [_READ_ONCE[(read, args, text)] for text in texts]
     at = encoded.indices.to_numpy(zero_copy_only=False)
     return tuple(np.array(part)[at] for part in zip(*known))
 
