@@ -352,17 +352,8 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     width = len(header)
     if width <= 1 or width > limits.max_columns:
         return None   # one column: a blank line and an empty cell look alike to Arrow
-    names = [f"c{i}" for i in range(width)]
-    try:
-        tbl = pacsv.read_csv(
-            pa.BufferReader(text.encode("utf-8") if utf8 is None else utf8),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
-            # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
-            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowException):
+    tbl = _small_table(text, delim, width) or _arrow_table(text, delim, width, utf8)
+    if tbl is None:
         return None
     problems: list[ReadProblem] = []
     keep, notes = _header_keep(table, header, mapping, problems)
@@ -376,6 +367,51 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
         return _refused(table, "too_many_rows", rows=picked.num_rows, limit=limits.max_rows)
     # Handed on as Arrow: normalisation parses these columns as they are.
     return RawTable(table, picked, rows_read=picked.num_rows, source_columns=notes), problems
+
+
+def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | None:
+    """The records after the first as `width` Arrow string columns c0, c1 …
+    (a blank line: a row of empty cells), None when Arrow refuses the text."""
+    names = [f"c{i}" for i in range(width)]
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(text.encode("utf-8") if utf8 is None else utf8),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
+            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
+                                             ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+
+
+# A file this short is read in Python: Arrow's reader costs over a tenth of a
+# millisecond a call whatever the size (a cover or séances file of two lines;
+# up to 4 KiB, a few hundred short rows, Python is still the cheaper).
+_SMALL_TEXT = 4096
+
+
+def _small_table(text: str, delim: str, width: int) -> pa.Table | None:
+    """_arrow_table for a short text without quotes or NUL, whose records are
+    its lines and whose fields lie between delimiters; None when the text is
+    not such, or when a line is not `width` fields wide (Arrow then says)."""
+    if len(text) > _SMALL_TEXT or '"' in text or "\0" in text:
+        return None
+    lines = _LINE_END.split(text)
+    if len(lines) < 2:
+        return None   # no line end after the header: Arrow's to say
+    body = lines[1:]
+    if body[-1] == "":
+        body.pop()    # the last line's end
+    columns: list[list[str]] = [[] for _ in range(width)]
+    for line in body:
+        fields = line.split(delim) if line else [""] * width
+        if len(fields) != width:
+            return None
+        for column, value in zip(columns, fields):
+            column.append(value)
+    return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], names=[f"c{i}" for i in range(width)])
 
 
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
