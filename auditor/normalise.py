@@ -385,20 +385,27 @@ _READ_ONCE: dict[tuple, tuple] = {}
 _READ_ONCE_MAX = 1 << 16
 
 
-def by_distinct(read, arr: pa.Array, *args) -> tuple[np.ndarray, ...]:
+def by_distinct(read, arr: pa.Array, *args, repeats: bool = True) -> tuple[np.ndarray, ...]:
     """`read(arr, *args)` for a reading of each cell on its own (numpy arrays,
-    one value per cell), each distinct text read once per process when the
-    column has few (a séance's date on each of its rows): the texts'
-    readings, spread back to the cells. A column with nulls, or with more
-    than a few distinct texts, is read as it is."""
+    one value per cell), each distinct text read once per process: a short
+    column (a cover's, a séance's row), whose reading costs mostly the call,
+    and, if `repeats`, a column of few distinct texts (a séance's date on each
+    of its rows). The texts' readings are spread back to the cells. A column
+    with nulls, or long with many distinct texts, is read as it is."""
     arr = string_array(arr)
-    if len(arr) < 16 or arr.null_count:
+    if not len(arr) or arr.null_count:
         return read(arr, *args)
-    encoded = pc.dictionary_encode(arr)
-    texts = encoded.dictionary.to_pylist()
-    if len(texts) > 32:
+    if len(arr) <= _FEW:
+        texts, at = arr.to_pylist(), None
+    elif repeats:
+        encoded = pc.dictionary_encode(arr)
+        texts = encoded.dictionary.to_pylist()
+        if len(texts) > 2 * _FEW:
+            return read(arr, *args)
+        at = encoded.indices.to_numpy(zero_copy_only=False)
+    else:
         return read(arr, *args)
-    missing = [text for text in texts if (read, args, text) not in _READ_ONCE]
+    missing = [text for text in dict.fromkeys(texts) if (read, args, text) not in _READ_ONCE]
     if missing:   # read together: the reading's cost is mostly per call, not per cell
         if len(_READ_ONCE) + len(missing) > _READ_ONCE_MAX:
             _READ_ONCE.clear()
@@ -406,15 +413,25 @@ def by_distinct(read, arr: pa.Array, *args) -> tuple[np.ndarray, ...]:
         for i, text in enumerate(missing):
             _READ_ONCE[(read, args, text)] = tuple(part[i] for part in parts)
     known = [_READ_ONCE[(read, args, text)] for text in texts]
-    at = encoded.indices.to_numpy(zero_copy_only=False)
-    return tuple(np.array(part)[at] for part in zip(*known))
+    return tuple(np.array(part) if at is None else np.array(part)[at] for part in zip(*known))
+
+
+_FEW = 16
 
 
 def _distinct_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
     return by_distinct(plain_dates, arr, month_first)
 
 
-_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": _distinct_dates}
+def _few_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_ints, arr, repeats=False)
+
+
+def _few_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_cents, arr, repeats=False)
+
+
+_PLAIN = {"int": _few_ints, "amount": _few_cents, "date": _distinct_dates}
 _FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
 
 

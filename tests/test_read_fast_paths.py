@@ -193,48 +193,28 @@ def test_a_header_kept_again_is_kept_as_the_first_time(table, header, mapping, r
 
 
 _DAY_CELL = st.one_of(_SLASH_CELL, st.sampled_from(["2026-02-29", "2024-02-29", "0000-01-01", "2026-13-01"]))
+_FIGURE_CELL = st.one_of(st.sampled_from(["1", "07", "12,50", "7.5", "-1", "+2", " 3", "", "x", "1 234,50",
+                                          "9999999999999999", "0,001"]),
+                         st.text(alphabet="0123456789,.- ", max_size=6))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_DAY_CELL, min_size=1, max_size=6), st.lists(st.integers(0, 5), max_size=80),
+@given(st.lists(st.one_of(_DAY_CELL, _FIGURE_CELL), min_size=1, max_size=6), st.lists(st.integers(0, 5), max_size=80),
        st.booleans(), st.booleans(), st.booleans())
 def test_a_reading_of_the_distinct_texts_spread_back_is_the_reading_of_every_cell(pool, picks, month_first,
                                                                                  with_null, sliced):
-    """Columns that repeat a few texts (the shortcut's case), with a null or
-    sliced (read as they are), and readings cached by an earlier column."""
-    from auditor.normalise import _READ_ONCE, _slash_orders, by_distinct, plain_dates
+    """Short columns and columns that repeat a few texts (the shortcut's
+    cases), with a null or sliced, and readings cached by an earlier column."""
+    from auditor.money import plain_cents
+    from auditor.normalise import _READ_ONCE, _slash_orders, by_distinct, plain_dates, plain_ints
 
     cells = [pool[i % len(pool)] for i in picks] + ([None] if with_null else [])
     arr = pa.array(["x"] + cells, pa.string()).slice(1) if sliced else pa.array(cells, pa.string())
-    for read, args in ((plain_dates, (month_first,)), (_slash_orders, ())):
+    for read, args, repeats in ((plain_dates, (month_first,), True), (_slash_orders, (), True),
+                                (plain_ints, (), False), (plain_cents, (), False)):
         if month_first:
             _READ_ONCE.clear()
-        got, want = by_distinct(read, arr, *args), read(arr, *args)
+        got, want = by_distinct(read, arr, *args, repeats=repeats), read(arr, *args)
         assert [g.dtype for g in got] == [w.dtype for w in want]
         assert all(g.tolist() == w.tolist() for g, w in zip(got, want))
         assert all(g.flags.writeable for g in got)
-
-
-_LINE_TEXT = st.text(alphabet="ab;,é \t\r\n\x0b\x1c\u2028", max_size=80)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.one_of(_LINE_TEXT, st.lists(st.lists(st.sampled_from(["", "1", " ", "a b", "é", "12,50"]), min_size=1,
-                                               max_size=4).map(";".join), max_size=8)
-                 .map(lambda lines: "h;h;h\n" + "\n".join(lines))), st.integers(2, 4), st.sampled_from([";", ","]))
-def test_a_short_text_is_read_as_arrow_reads_it(text, width, delim):
-    from auditor.read.csv_folder import _arrow_table, _small_table
-
-    small, arrow = _small_table(text, delim, width), _arrow_table(text, delim, width)
-    assert (small is None) == (arrow is None)
-    if small is not None:
-        assert small.equals(arrow) and small.schema == arrow.schema
-        assert [c.num_chunks for c in small.columns] == [c.num_chunks for c in arrow.columns]
-
-
-def test_a_text_with_quotes_or_past_the_size_is_left_to_arrow():
-    from auditor.read.csv_folder import _SMALL_TEXT, _small_table
-
-    assert _small_table('h;h\n"a";b\n', ";", 2) is None
-    assert _small_table("h;h\n" + "a;b\n" * (_SMALL_TEXT // 4), ";", 2) is None
-    assert _small_table("h;h\na;b\n", ";", 2).num_rows == 1
