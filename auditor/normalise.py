@@ -382,7 +382,7 @@ def _full_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, n
 # (reading, its arguments, a cell's text) → what the reading gives that cell:
 # a carnet writes the same few dates on every row. Bounded.
 _READ_ONCE: dict[tuple, tuple] = {}
-_READ_ONCE_MAX = 1 << 16
+_READ_ONCE_MAX = 1 << 14
 
 
 def by_distinct(read, arr: pa.Array, *args, repeats: bool = True) -> tuple[np.ndarray, ...]:
@@ -416,7 +416,7 @@ def by_distinct(read, arr: pa.Array, *args, repeats: bool = True) -> tuple[np.nd
     return tuple(np.array(part) if at is None else np.array(part)[at] for part in zip(*known))
 
 
-_FEW = 16
+_FEW = 64
 
 
 def _distinct_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
