@@ -72,17 +72,19 @@ def error_values(chunks: list[pa.StringArray]) -> np.ndarray | None:
     """Which cells hold a spreadsheet error value (after trimming), or None
     when none does. Every error value holds `#` or `Err:`: a column whose
     bytes hold neither (the usual) is cleared with one pass over its buffer."""
-    found = []
+    found: list[np.ndarray | None] = []   # None: a chunk without any
     for arr in chunks:
         arr = string_array(arr)
         _, data = string_buffers(arr)
-        if not len(data) or not ((data == 0x23).any() or b"Err:" in data.tobytes()):
-            found.append(np.zeros(len(arr), dtype=bool))
+        # `Err:` looked for (in a copy of the bytes) only where a `:` is.
+        if not len(data) or not ((data == 0x23).any() or ((data == 0x3A).any() and b"Err:" in data.tobytes())):
+            found.append(None)
             continue
-        hit = pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE)
-        found.append(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
-    mask = found[0] if len(found) == 1 else np.concatenate(found) if found else np.zeros(0, dtype=bool)
-    return mask if mask.any() else None
+        hit = pc.fill_null(pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE), False)
+        found.append(hit.to_numpy(zero_copy_only=False) if hit.true_count else None)
+    if all(f is None for f in found):
+        return None
+    return np.concatenate([np.zeros(len(c), dtype=bool) if f is None else f for c, f in zip(chunks, found)])
 
 
 def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
