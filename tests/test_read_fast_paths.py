@@ -255,3 +255,28 @@ def test_error_values_are_found_as_before(chunks):
     assert (got is None) == (want is None)
     if got is not None:
         assert got.tolist() == want.tolist()
+
+
+_LINE_TEXT = st.text(alphabet="ab;,é \t\r\n\x0b\x1c\u2028", max_size=80)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_LINE_TEXT, st.lists(st.lists(st.sampled_from(["", "1", " ", "a b", "é", "12,50"]), min_size=1,
+                                               max_size=4).map(";".join), max_size=8)
+                 .map(lambda lines: "h;h;h\n" + "\n".join(lines))), st.integers(2, 4), st.sampled_from([";", ","]))
+def test_a_short_text_is_read_as_arrow_reads_it(text, width, delim):
+    from auditor.read.csv_folder import _arrow_table, _small_table
+
+    small, arrow = _small_table(text, delim, width), _arrow_table(text, delim, width)
+    assert (small is None) == (arrow is None)
+    if small is not None:
+        assert small.equals(arrow) and small.schema == arrow.schema
+        assert [c.num_chunks for c in small.columns] == [c.num_chunks for c in arrow.columns]
+
+
+def test_a_text_with_quotes_or_past_the_size_is_left_to_arrow():
+    from auditor.read.csv_folder import _SMALL_TEXT, _small_table
+
+    assert _small_table('h;h\n"a";b\n', ";", 2) is None
+    assert _small_table("h;h\n" + "a;b\n" * (_SMALL_TEXT // 4), ";", 2) is None
+    assert _small_table("h;h\na;b\n", ";", 2).num_rows == 1
