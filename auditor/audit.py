@@ -39,7 +39,7 @@ def audit_path(path: Path, profile: Profile, lang: str = "fr", debug: bool = Fal
     # Each rule's own defect is that rule's `not_checked` (see `audit`); only a
     # defect of the reader or the normaliser leaves the carnet unaudited.
     try:
-        carnet = normalise(read_carnet(path, limits, columns))
+        carnet = normalise(read_carnet(path, limits, columns), free_raw=True)
         release_unused_memory()
     except Exception as exc:  # a defect of ours must not end the batch: report it as a finding
         if debug:

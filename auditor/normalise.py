@@ -72,17 +72,19 @@ def error_values(chunks: list[pa.StringArray]) -> np.ndarray | None:
     """Which cells hold a spreadsheet error value (after trimming), or None
     when none does. Every error value holds `#` or `Err:`: a column whose
     bytes hold neither (the usual) is cleared with one pass over its buffer."""
-    found = []
+    found: list[np.ndarray | None] = []   # None: a chunk without any
     for arr in chunks:
         arr = string_array(arr)
         _, data = string_buffers(arr)
-        if not len(data) or not ((data == 0x23).any() or b"Err:" in data.tobytes()):
-            found.append(np.zeros(len(arr), dtype=bool))
+        # `Err:` looked for (in a copy of the bytes) only where a `:` is.
+        if not len(data) or not ((data == 0x23).any() or ((data == 0x3A).any() and b"Err:" in data.tobytes())):
+            found.append(None)
             continue
-        hit = pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE)
-        found.append(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
-    mask = found[0] if len(found) == 1 else np.concatenate(found) if found else np.zeros(0, dtype=bool)
-    return mask if mask.any() else None
+        hit = pc.fill_null(pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE), False)
+        found.append(hit.to_numpy(zero_copy_only=False) if hit.true_count else None)
+    if all(f is None for f in found):
+        return None
+    return np.concatenate([np.zeros(len(c), dtype=bool) if f is None else f for c, f in zip(chunks, found)])
 
 
 def plain_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -186,15 +188,24 @@ parse_int, parse_date, parse_text, parse_enum = (_from_series(PARSERS[k]) for k 
 EMPTY_DTYPES = {"int": "Int64", "amount": "Int64", "date": "datetime64[us]", "text": "string", "enum": "string"}
 
 
-def normalise(raw: RawCarnet) -> Carnet:
+def normalise(raw: RawCarnet, free_raw: bool = False) -> Carnet:
     """Type the raw text tables of a carnet (money as integer cents): every cell or row that fails is an
-    EC00-01/EC00-02 problem of the carnet, never an exception."""
+    EC00-01/EC00-02 problem of the carnet, never an exception.
+
+    `free_raw`: the caller keeps nothing of `raw` (`normalise(read_carnet(…))`):
+    each Arrow text column is dropped from it once parsed, the cells a finding
+    quotes taken first, so a large table's text and its typed columns are not
+    all held at once."""
     carnet = Carnet(Source(raw.path, raw.sha256, raw.format, tuple(raw.files)), unreadable=raw.unreadable, reading=raw.reading())
     for p in raw.problems:
         carnet.problems.append((p.code, Violation(table=p.table, row=p.row, column=p.column,
                                                   kind=p.kind, params=dict(p.params))))
     if raw.unreadable:
         return carnet
+    if free_raw:
+        # What reading freed (the file's bytes and text, the reader's blocks) is
+        # kept by Arrow's pool for Arrow alone; the typed columns come from numpy's.
+        pa.default_memory_pool().release_unused()
     order = date_order(raw)
     if order.month_first and carnet.reading is not None:
         carnet.reading["dates"] = {"order": "month_first", "proof": order.proof,
@@ -206,7 +217,7 @@ def normalise(raw: RawCarnet) -> Carnet:
                 carnet.problems.append(("EC00-01", Violation(table=name, kind="missing_table",
                                                              params={"table": name})))
             continue
-        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems, order)
+        carnet.tables[name] = _normalise_table(rt, schema, carnet.problems, order, free_raw)
     cover = carnet.tables.get("carnet")
     if cover is not None and len(cover.df) != 1:
         # One finding per row past the first, so each unused row is accounted for.
@@ -231,7 +242,39 @@ class DateOrder:
 
 def _slash_orders(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Which cells can only be day-first (first number above 12) and which
-    only month-first (second number above 12)."""
+    only month-first (second number above 12).
+
+    Cells written exactly `NN/NN/NNNN` (ASCII digits, the usual) are read from
+    the Arrow buffers; only the others go through the regex."""
+    arr = string_array(arr)
+    n = len(arr)
+    offsets, data = string_buffers(arr)
+    plain = np.diff(offsets) == 10
+    if arr.null_count:
+        plain &= pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(plain)
+    day, month = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if len(where):
+        b = data[offsets[where][:, None] + np.arange(10)].astype(np.int64) - 48
+        shaped = ((b[:, 2] == -1) & (b[:, 5] == -1)   # `/` is 47
+                  & ((b[:, [0, 1, 3, 4, 6, 7, 8, 9]] >= 0) & (b[:, [0, 1, 3, 4, 6, 7, 8, 9]] <= 9)).all(axis=1))
+        a, second = b[:, 0] * 10 + b[:, 1], b[:, 3] * 10 + b[:, 4]
+        at = where[shaped]
+        a, second = a[shaped], second[shaped]
+        day[at] = (a > 12) & (second <= 12)
+        month[at] = (second > 12) & (a <= 12)
+        plain[:] = False
+        plain[at] = True
+    rest = np.flatnonzero(~plain)
+    if len(rest) == n:
+        return _regex_slash_orders(arr)
+    if len(rest):
+        d, m = _regex_slash_orders(pc.take(arr, pa.array(rest)))
+        day[rest], month[rest] = d, m
+    return day, month
+
+
+def _regex_slash_orders(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     parts = pc.extract_regex(arr, _SLASH_PARTS)
     ok = pc.is_valid(parts)
     a = pc.cast(pc.if_else(ok, parts.field("a"), None), pa.int64())
@@ -263,7 +306,7 @@ def date_order(raw: RawCarnet) -> DateOrder:
         _, data = string_buffers(arr)
         if not (data == 0x2F).any():
             continue
-        day, month = _slash_orders(arr)
+        day, month = by_distinct(_slash_orders, arr)
         if day.any() and not day_proof:
             day_proof = f"{table}.{source}: {arr[int(day.argmax())].as_py().strip()}"
         if month.any() and not month_proof:
@@ -338,7 +381,59 @@ def _full_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, n
 
 # The cells written the plain way, read from the Arrow buffers (values as
 # int64, ok); every other cell goes through the full parser (values, known, bad).
-_PLAIN = {"int": plain_ints, "amount": plain_cents, "date": plain_dates}
+# (reading, its arguments, a cell's text) → what the reading gives that cell:
+# a carnet writes the same few dates on every row. Bounded.
+_READ_ONCE: dict[tuple, tuple] = {}
+_READ_ONCE_MAX = 1 << 14
+
+
+def by_distinct(read, arr: pa.Array, *args, repeats: bool = True) -> tuple[np.ndarray, ...]:
+    """`read(arr, *args)` for a reading of each cell on its own (numpy arrays,
+    one value per cell), each distinct text read once per process: a short
+    column (a cover's, a séance's row), whose reading costs mostly the call,
+    and, if `repeats`, a column of few distinct texts (a séance's date on each
+    of its rows). The texts' readings are spread back to the cells. A column
+    with nulls, or long with many distinct texts, is read as it is."""
+    arr = string_array(arr)
+    if not len(arr) or arr.null_count:
+        return read(arr, *args)
+    if len(arr) <= _FEW:
+        texts, at = arr.to_pylist(), None
+    elif repeats:
+        encoded = pc.dictionary_encode(arr)
+        texts = encoded.dictionary.to_pylist()
+        if len(texts) > 2 * _FEW:
+            return read(arr, *args)
+        at = encoded.indices.to_numpy(zero_copy_only=False)
+    else:
+        return read(arr, *args)
+    missing = [text for text in dict.fromkeys(texts) if (read, args, text) not in _READ_ONCE]
+    if missing:   # read together: the reading's cost is mostly per call, not per cell
+        if len(_READ_ONCE) + len(missing) > _READ_ONCE_MAX:
+            _READ_ONCE.clear()
+        parts = read(pa.array(missing, pa.string()), *args)
+        for i, text in enumerate(missing):
+            _READ_ONCE[(read, args, text)] = tuple(part[i] for part in parts)
+    known = [_READ_ONCE[(read, args, text)] for text in texts]
+    return tuple(np.array(part) if at is None else np.array(part)[at] for part in zip(*known))
+
+
+_FEW = 64
+
+
+def _distinct_dates(arr: pa.Array, month_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_dates, arr, month_first)
+
+
+def _few_ints(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_ints, arr, repeats=False)
+
+
+def _few_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    return by_distinct(plain_cents, arr, repeats=False)
+
+
+_PLAIN = {"int": _few_ints, "amount": _few_cents, "date": _distinct_dates}
 _FULL = {"int": _full_ints, "amount": _full_cents, "date": _full_dates}
 
 
@@ -392,7 +487,7 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     n = sum(len(c) for c in chunks)
     plain, full = _PLAIN[kind], _FULL[kind]
     if month_first:
-        plain, full = partial(plain_dates, month_first=True), partial(_full_dates, month_first=True)
+        plain, full = partial(_distinct_dates, month_first=True), partial(_full_dates, month_first=True)
     values, known = _joined(plain(c) for c in chunks)
     bad = np.zeros(n, dtype=bool)
     empty = np.zeros(n, dtype=bool)
@@ -421,10 +516,21 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
     return pd.arrays.IntegerArray(values, ~known), bad, empty
 
 
-def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None) -> Table:
+# Tables of this many rows or more drop each text column once parsed (normalise's `free_raw`).
+FREE_ROWS = 65536
+
+
+def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None,
+                     free_raw: bool = False) -> Table:
     n = rt.num_rows
     columns = set(rt.columns)
     rows = rt.row_numbers()
+    # Schema-wide checks may fail on any row: then every text column stays for pandera's cases.
+    # A small table's text is not worth the bookkeeping.
+    free = (free_raw and n >= FREE_ROWS and isinstance(rt.data, pa.Table)
+            and not (schema.checks or schema.unique))
+    quoted: dict[tuple[str, int], str] = {}    # (source, position) → the cell's text, of dropped columns
+    checked: set[str] = set()                  # fields _column_valid has passed (as validated: not filled)
     index = pd.RangeIndex(n)
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
@@ -452,7 +558,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
             wrong_order = None
             if kind == "date" and order is not None and order.minority:
                 # Cells that can only be read in the carnet's other order: unreadable.
-                day, month = _slash_orders(rt.text(source))
+                day, month = by_distinct(_slash_orders, rt.text(source))
                 other = day if order.month_first else month
                 wrong_order = other if other.any() else None
             no_value = None
@@ -469,6 +575,14 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 if mask is not None:
                     for pos in mask.nonzero()[0]:
                         bad_cells[(field, int(pos))] = why
+            # A column filled from another is validated as filled (below): it stays.
+            if free and not meta.get("default_from") and _column_valid(column, values):
+                checked.add(field)
+                # Nothing pandera could add in this column: its findings are the cells above.
+                quoted.update(_texts(rt, source, (bad, formula, errors, wrong_order)))
+                rt.drop_column(source)
+                # Arrow's pool keeps freed pages for itself; the typed columns come from numpy's.
+                pa.default_memory_pool().release_unused()
         else:
             if meta.get("required") and not _ambiguous(problems, rt.name, source):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
@@ -489,12 +603,24 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
         typed[field] = _filled(typed[field], empty, typed[other])
     # The arrays are this table's own: the frame takes them as they are.
     out = pd.DataFrame({**typed, "_row": np.array(rows, dtype=np.int64)}, index=index, copy=False)
-    _validate(schema, out, present, bad_cells, typed)
-    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters))
+    _validate(schema, out, present, bad_cells, typed, checked)
+    problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters, columns, quoted))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
                        rows_left_out=rt.rows_left_out, formulas=formulas)
+
+
+def _texts(rt: RawTable, source: str, masks) -> dict[tuple[str, int], str]:
+    """The text of the cells of `source` that any of `masks` marks, as rt.cell gives it."""
+    marked = None
+    for mask in masks:
+        if mask is not None:
+            marked = mask if marked is None else (marked | mask)
+    at = np.flatnonzero(marked) if marked is not None else ()
+    if not len(at):
+        return {}
+    return {(source, int(pos)): rt.cell(source, int(pos)) for pos in at}
 
 
 def _ambiguous(problems: list, table: str, column: str) -> bool:
@@ -512,14 +638,16 @@ def _filled(values, empty: np.ndarray, other):
     return pd.Series(values).where(~empty, pd.Series(other)).array
 
 
-def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None) -> None:
+def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None,
+              checked: set[str] = frozenset()) -> None:
     """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
 
     The parsers already gave every column its declared dtype, so pandera runs
     on a copy of the schema without dtypes, and only when the table may fail:
     a table that certainly passes (the usual case) is not handed to it.
-    `arrays`: the frame's columns as arrays, when the caller has them."""
-    if _columns_valid(schema, arrays) if arrays is not None else _certainly_valid(schema, out):
+    `arrays`: the frame's columns as arrays, when the caller has them;
+    `checked`: those of them already found valid."""
+    if _columns_valid(schema, arrays, checked) if arrays is not None else _certainly_valid(schema, out):
         return
     import pandera.pandas as pandera   # only for a table that may fail: its import is a quarter of a second
 
@@ -558,38 +686,48 @@ def _certainly_valid(schema, out: pd.DataFrame) -> bool:
     return _columns_valid(schema, {name: out[name].array for name in schema.columns if name in out.columns})
 
 
-def _columns_valid(schema, columns: dict) -> bool:
+def _columns_valid(schema, columns: dict, checked: set[str] = frozenset()) -> bool:
     """_certainly_valid on the columns as arrays (pandas extension arrays or
     numpy), without building a Series per column."""
     if schema.checks or schema.unique:
         return False
-    for name, column in schema.columns.items():
-        values = columns.get(name)
-        if values is None or column.unique or getattr(column, "regex", False):
+    return all(name in checked or _column_valid(column, columns.get(name)) for name, column in schema.columns.items())
+
+
+def _column_valid(column, values) -> bool:
+    """One column's part of _columns_valid: pandera would find nothing in it
+    (its own checks are all it is held to, besides the schema's)."""
+    if values is None or column.unique or getattr(column, "regex", False):
+        return False
+    if isinstance(values, np.ndarray):
+        values = pd.array(values, copy=False)
+    # An Int64 column's own mask and data, read as they are (isna and to_numpy copy them).
+    masked = isinstance(values, pd.arrays.IntegerArray)
+    na = values._mask if masked else values.isna()
+    if na.any() and not column.nullable:
+        return False
+    for check in column.checks:
+        if not check.ignore_na:
             return False
-        if isinstance(values, np.ndarray):
-            values = pd.array(values, copy=False)
-        na = values.isna()
-        if na.any() and not column.nullable:
-            return False
-        for check in column.checks:
-            if not check.ignore_na:
+        stats = check.statistics
+        if check.name == "greater_than_or_equal_to" and masked:
+            if not ((values._data >= stats["min_value"]) | na).all():
                 return False
-            stats = check.statistics
-            if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
-                ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
-                if not ok:
-                    return False
-                continue
-            present = values[~na] if na.any() else values
-            if check.name == "isin":
-                ok = present.isin(stats["allowed_values"]).all()
-            elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
-                ok = (present.to_numpy(dtype=np.int64) >= stats["min_value"]).all()
-            else:
-                return False
+            continue
+        if check.name == "isin" and isinstance(values, pd.arrays.ArrowStringArray):
+            ok = _all_in(values.__arrow_array__(), stats["allowed_values"])
             if not ok:
                 return False
+            continue
+        present = values[~na] if na.any() else values
+        if check.name == "isin":
+            ok = present.isin(stats["allowed_values"]).all()
+        elif check.name == "greater_than_or_equal_to" and pd.api.types.is_integer_dtype(values.dtype):
+            ok = (present.to_numpy(dtype=np.int64) >= stats["min_value"]).all()
+        else:
+            return False
+        if not ok:
+            return False
     return True
 
 
@@ -631,12 +769,15 @@ def _all_in(chunks: pa.ChunkedArray, allowed) -> bool:
 
 
 def _cell_problems(name: str, out: pd.DataFrame, rt: RawTable, sources: dict, bad_cells: dict,
-                   letters: dict[str, str] | None = None):
-    """One EC00-02 per bad cell, located by séance/coup/rang where the row has them."""
-    columns = set(rt.columns)
+                   letters: dict[str, str] | None = None, columns: set | None = None, quoted: dict | None = None):
+    """One EC00-02 per bad cell, located by séance/coup/rang where the row has them.
+    `columns`: the table's source columns as read; `quoted`: the text of the
+    bad cells of the columns dropped since."""
+    columns = set(rt.columns) if columns is None else columns
+    quoted = quoted or {}
     for (field, pos), kind in sorted(bad_cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         source = sources[field]
-        raw = rt.cell(source, pos) if source in columns else ""
+        raw = quoted[(source, pos)] if (source, pos) in quoted else rt.cell(source, pos) if source in columns else ""
         where = {k: py(out[k].iat[pos]) if k in out.columns and k != field else None
                  for k in ("seance", "coup", "rang")}
         row = int(out["_row"].iat[pos])

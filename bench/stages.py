@@ -55,7 +55,7 @@ def main() -> None:
     raw = read_carnet(args.path)
     stage("read", clock() - t)
     t = clock()
-    carnet = normalise(raw)
+    carnet = normalise(raw, free_raw=True)
     del raw   # as in the audit (`normalise(read_carnet(...))`): the raw text is not kept
     audit_module.release_unused_memory()
     stage("normalise", clock() - t)

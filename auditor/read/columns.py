@@ -30,7 +30,14 @@ _LITTLE = frozenset({"de", "du", "des", "d", "la", "le", "les", "l"})
 
 def fold(text: object) -> str:
     """`Montant (€)` → `montant`, `N° du coup` → `numero_coup`, `Côté` → `cote`."""
-    s = str(text).replace("\u00a0", " ").replace("_", " ").strip()
+    return _fold(str(text))
+
+
+# Header texts repeat across every carnet of a batch: each is folded once per
+# process (keyed by the text, so 1 and 1.0 stay apart).
+@lru_cache(maxsize=8192)
+def _fold(text: str) -> str:
+    s = text.replace("\u00a0", " ").replace("_", " ").strip()
     s = unicodedata.normalize("NFKD", s.lower().replace("°", "° ").replace("º", "º "))
     s = _UNIT.sub("", s)
     s = _NUMERO.sub(" numero ", s)
@@ -43,7 +50,12 @@ def fold_source(text: object) -> str:
     """A mapping's source name as written, folded for case, accents and
     spaces only (format v1.2): `Du`, `Au` and `N°` stay what they are, where
     `fold` would drop a little word or a sign."""
-    s = unicodedata.normalize("NFKD", str(text).replace("\u00a0", " ").replace("\u202f", " ").lower())
+    return _fold_source(str(text))
+
+
+@lru_cache(maxsize=8192)
+def _fold_source(text: str) -> str:
+    s = unicodedata.normalize("NFKD", text.replace("\u00a0", " ").replace("\u202f", " ").lower())
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
     return " ".join(s.split())
 
@@ -243,8 +255,31 @@ class HeaderMatch:
         return self.required_found == len(spec.required)
 
 
+# table, header texts, mapping → HeaderMatch: the same header comes with every
+# carnet of a batch. Bounded; each caller gets its own copy.
+_MATCHES: dict[tuple, HeaderMatch] = {}
+_MATCHES_MAX = 2048
+
+
 def match_header(table: str, header: list, mapping: ColumnMap | None = None) -> HeaderMatch:
     """Match one row of header cells (text) against `table`'s columns."""
+    # What is matched is each cell's text (None: empty): the key.
+    key = (table, tuple("" if cell is None else str(cell) for cell in header), mapping)
+    found = _MATCHES.get(key)
+    if found is None:
+        if len(_MATCHES) >= _MATCHES_MAX:
+            _MATCHES.clear()
+        found = _MATCHES[key] = _match_header(table, list(key[1]), mapping)
+    return _copy(found)
+
+
+def _copy(m: HeaderMatch) -> HeaderMatch:
+    return HeaderMatch(dict(m.keep), dict(m.how), {k: list(v) for k, v in m.ambiguous.items()},
+                       {k: list(v) for k, v in m.ambiguous_how.items()}, list(m.ignored), dict(m.extra),
+                       m.required_found, m.found)
+
+
+def _match_header(table: str, header: list[str], mapping: ColumnMap | None) -> HeaderMatch:
     from auditor.read.raw import canonical_name
 
     spec = table_columns(table)

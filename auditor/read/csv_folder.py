@@ -22,9 +22,10 @@ from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 import dataclasses
 
 from auditor.read.columns import (ColumnMap, HEADER_SEARCH_ROWS, ambiguity_problems, find_header, is_totals_label,
-                                  match_header)
+                                  match_header, table_columns)
 from auditor.read.raw import (file_digest, RawCarnet, RawTable, ReadProblem, SourceColumn, canonical_name,
                               column_letter, frame_from_rows, sha256_of_digests)
+from auditor.money import string_buffers
 
 BOM = b"\xef\xbb\xbf"
 
@@ -188,6 +189,8 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
         records = []
         for record in reader:
             records.append(record)
+            if len(records) == 1 and _complete_header(table, record, mapping):
+                return 0, 0, []   # what find_header answers for a first record holding every required column
             if len(records) >= HEADER_SEARCH_ROWS:
                 break
     except csv.Error:
@@ -207,6 +210,37 @@ def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int
     return skip, offset, title
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _last_record_not_totals(tail: str, delim: str) -> bool:
+    """True when the last non-blank record of `tail` certainly does not start
+    with a totals label (the usual file: nothing to leave out), found without
+    parsing every record. Only a tail without quotes or NUL is looked at: its
+    records are then its lines, its fields what lies between delimiters, as
+    the csv module reads them. False: the caller parses the tail."""
+    if '"' in tail or "\0" in tail:
+        return False
+    end = len(tail)
+    while end > 0:
+        start = max(tail.rfind("\n", 0, end), tail.rfind("\r", 0, end)) + 1
+        line = tail[start:end]
+        if line.replace(delim, "").strip():
+            first = next(v for v in line.split(delim) if v.strip())
+            return not is_totals_label(first)
+        # The line end before this line: \r\n is one end, not two.
+        end = start - 2 if tail.startswith("\r\n", start - 2) else start - 1
+    return False
+
+
+def _complete_header(table: str, record: list[str], mapping) -> bool:
+    """The record is not empty and names every required column of the table
+    (the usual file: its header is its first record)."""
+    spec = table_columns(table)
+    return (spec is not None and any(v.strip() for v in record)
+            and match_header(table, record, mapping).complete(spec))
+
+
 def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     """Trailing totals records: out of the frame, into the reading notes (still rows read)."""
     if raw.num_rows == 0:
@@ -214,6 +248,8 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
     tail = text[-65536:]
     if len(tail) < len(text):
         tail = tail.split("\n", 1)[-1] if "\n" in tail else ""
+    if _last_record_not_totals(tail, delim):
+        return
     try:
         # "".join(r).strip(): some cell holds more than white space (any(v.strip() …), in one call).
         records = [r for r in csv.reader(io.StringIO(tail, newline=""), delimiter=delim) if "".join(r).strip()]
@@ -231,8 +267,32 @@ def _leave_out_totals(raw: RawTable, text: str, delim: str) -> None:
         raw.totals_rows = sorted(totals)
 
 
+# table, header texts, mapping → what _header_keep makes of them: every carnet
+# of a batch has the same headers. Bounded.
+_KEEPS: dict[tuple, tuple[dict[str, int], tuple[SourceColumn, ...], tuple[ReadProblem, ...]]] = {}
+_KEEPS_MAX = 2048
+
+
 def _header_keep(table: str, header: list, mapping, problems: list) -> tuple[dict[str, int], list[SourceColumn]]:
     """The carnet columns of a header record (row 1 of the text parsed) and the notes on them."""
+    if any(v is None for v in header):   # written "None" in the notes: not a text to key on
+        return _header_keep_made(table, header, mapping, problems)
+    texts = tuple(str(v) for v in header)
+    key = (table, texts, mapping)
+    found = _KEEPS.get(key)
+    if found is None:
+        if len(_KEEPS) >= _KEEPS_MAX:
+            _KEEPS.clear()
+        made: list[ReadProblem] = []
+        keep, notes = _header_keep_made(table, list(texts), mapping, made)
+        found = _KEEPS[key] = (keep, tuple(notes), tuple(made))
+    keep, notes, made = found
+    problems.extend(made)
+    return dict(keep), list(notes)
+
+
+def _header_keep_made(table: str, header: list, mapping, problems: list
+                      ) -> tuple[dict[str, int], list[SourceColumn]]:
     match = match_header(table, [("" if v is None else str(v)) for v in header], mapping)
     by_index = {i: c for c, i in match.keep.items()}
     problems.extend(ambiguity_problems(table, header, match, 1))
@@ -292,22 +352,13 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     width = len(header)
     if width <= 1 or width > limits.max_columns:
         return None   # one column: a blank line and an empty cell look alike to Arrow
-    names = [f"c{i}" for i in range(width)]
-    try:
-        tbl = pacsv.read_csv(
-            pa.BufferReader(text.encode("utf-8") if utf8 is None else utf8),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
-            # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
-            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowException):
+    tbl = _small_table(text, delim, width) or _arrow_table(text, delim, width, utf8)
+    if tbl is None:
         return None
     problems: list[ReadProblem] = []
     keep, notes = _header_keep(table, header, mapping, problems)
     rows = pa.array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
-    picked = pa.table({**{name: tbl.column(i) for name, i in keep.items()}, "_row": rows})
+    picked = pa.Table.from_arrays([*(tbl.column(i) for i in keep.values()), rows], names=[*keep, "_row"])
     if tbl.num_rows:
         nonempty = _nonempty_rows(tbl)
         if nonempty is not None:
@@ -318,11 +369,58 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
     return RawTable(table, picked, rows_read=picked.num_rows, source_columns=notes), problems
 
 
+def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | None:
+    """The records after the first as `width` Arrow string columns c0, c1 …
+    (a blank line: a row of empty cells), None when Arrow refuses the text."""
+    names = [f"c{i}" for i in range(width)]
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(text.encode("utf-8") if utf8 is None else utf8),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            # Quoted line breaks slow Arrow's reader down: allow them only where a quote is.
+            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values='"' in text,
+                                             ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+
+
+# A file this short is read in Python: Arrow's reader costs over a tenth of a
+# millisecond a call whatever the size (a cover or séances file of two lines;
+# up to 4 KiB, a few hundred short rows, Python is still the cheaper).
+_SMALL_TEXT = 4096
+
+
+def _small_table(text: str, delim: str, width: int) -> pa.Table | None:
+    """_arrow_table for a short text without quotes or NUL, whose records are
+    its lines and whose fields lie between delimiters; None when the text is
+    not such, or when a line is not `width` fields wide (Arrow then says)."""
+    if len(text) > _SMALL_TEXT or '"' in text or "\0" in text:
+        return None
+    lines = _LINE_END.split(text)
+    if len(lines) < 2:
+        return None   # no line end after the header: Arrow's to say
+    body = lines[1:]
+    if body[-1] == "":
+        body.pop()    # the last line's end
+    columns: list[list[str]] = [[] for _ in range(width)]
+    for line in body:
+        fields = line.split(delim) if line else [""] * width
+        if len(fields) != width:
+            return None
+        for column, value in zip(columns, fields):
+            column.append(value)
+    return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], names=[f"c{i}" for i in range(width)])
+
+
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
     """Rows with at least one non-blank cell, or None when every row has one.
 
     Only rows whose first cell is blank can be blank: the other columns are
     looked at on those rows alone (usually none)."""
+    if _none_blank(tbl.column(0)):
+        return None
     first = pc.utf8_trim_whitespace(tbl.column(0))
     candidates = pc.indices_nonzero(pc.equal(first, ""))
     if len(candidates) == 0:
@@ -334,6 +432,25 @@ def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
     keep = np.ones(tbl.num_rows, dtype=bool)
     keep[candidates.to_numpy()[blank]] = False
     return pa.array(keep)
+
+
+def _none_blank(column: pa.ChunkedArray) -> bool:
+    """Every cell of the column starts with a printable ASCII character other
+    than the space, so none is blank once trimmed (read from the buffers; any
+    other column: False, and the cells are trimmed)."""
+    for arr in column.chunks:
+        if arr.type != pa.string() or arr.null_count:
+            return False
+        if not len(arr):
+            continue
+        offsets, data = string_buffers(arr)
+        starts = offsets[:-1]
+        if not (offsets[1:] > starts).all():
+            return False
+        first = data[starts]
+        if first.min() < 0x21 or first.max() > 0x7E:
+            return False
+    return True
 
 
 def _parse_with_csv_module(table: str, text: str, delim: str, limits: Limits = DEFAULT_LIMITS,

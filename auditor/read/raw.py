@@ -142,6 +142,11 @@ class RawTable:
             return str(self.data.column(column)[pos].as_py())
         return str(self.data[column].iat[pos])
 
+    def drop_column(self, column: str) -> None:
+        """Let go of a source column of an Arrow table (normalisation has parsed it)."""
+        if isinstance(self.data, pa.Table) and column in self.data.column_names:
+            self.data = self.data.drop_columns([column])
+
     def shift_rows(self, by: int) -> None:
         """Add `by` to every source row number (rows above the header were cut off)."""
         if isinstance(self.data, pa.Table):
