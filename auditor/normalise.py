@@ -76,8 +76,9 @@ def error_values(chunks: list[pa.StringArray]) -> np.ndarray | None:
     for arr in chunks:
         arr = string_array(arr)
         _, data = string_buffers(arr)
-        # `Err:` looked for (in a copy of the bytes) only where a `:` is.
-        if not len(data) or not ((data == 0x23).any() or ((data == 0x3A).any() and b"Err:" in data.tobytes())):
+        # `Err:` looked for (in a copy of the bytes, in any case, as ERROR_VALUE
+        # reads it) only where a `:` is.
+        if not len(data) or not ((data == 0x23).any() or ((data == 0x3A).any() and b"err:" in data.tobytes().lower())):
             found.append(None)
             continue
         hit = pc.fill_null(pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE), False)

@@ -226,28 +226,21 @@ _ERROR_CELL = st.one_of(st.sampled_from(["#N/A", " #DIV/0! ", "#VALEUR!", "Err:5
 
 
 def _reference_error_values(chunks):
-    """error_values as it was (one mask per chunk, `Err:` looked for in every
-    chunk's bytes). Its shortcut is case-sensitive where ERROR_VALUE is not:
-    `err:502` alone in a column is not found; kept as it is (outputs)."""
-    from auditor.money import string_array, string_buffers
+    """Which cells ERROR_VALUE reads as an error value, every cell read: what
+    error_values' shortcuts (a column without `#` nor `err:` in any case is
+    not read) must answer."""
+    from auditor.money import string_array
     from auditor.normalise import ERROR_VALUE
 
-    found = []
-    for arr in chunks:
-        arr = string_array(arr)
-        _, data = string_buffers(arr)
-        if not len(data) or not ((data == 0x23).any() or b"Err:" in data.tobytes()):
-            found.append(np.zeros(len(arr), dtype=bool))
-            continue
-        hit = pc.match_substring_regex(pc.utf8_trim_whitespace(arr), ERROR_VALUE)
-        found.append(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
+    found = [pc.fill_null(pc.match_substring_regex(pc.utf8_trim_whitespace(string_array(arr)), ERROR_VALUE), False)
+             .to_numpy(zero_copy_only=False) for arr in chunks]
     mask = found[0] if len(found) == 1 else np.concatenate(found) if found else np.zeros(0, dtype=bool)
     return mask if mask.any() else None
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.one_of(_ERROR_CELL, st.none()), max_size=6), min_size=1, max_size=3))
-def test_error_values_are_found_as_before(chunks):
+def test_error_values_are_the_cells_the_pattern_reads(chunks):
     from auditor.normalise import error_values
 
     arrays = [pa.array(c, pa.string()) for c in chunks]
