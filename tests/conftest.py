@@ -7,6 +7,12 @@ import auditor  # noqa: F401  (first: it keeps openpyxl off lxml before any test
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest
+from hypothesis import settings
+
+# No timed tests (speed is the benchmarks' business): hypothesis's default
+# deadline of 200 ms per example fails a correct test on a busy machine.
+settings.register_profile("ecarte-auditor", deadline=None)
+settings.load_profile("ecarte-auditor")
 
 # The command line speaks the user's locale (tests/test_cli_i18n.py). The
 # other tests read its English messages: they run in an English locale
