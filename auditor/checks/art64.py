@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import ints_of
+from auditor.arrays import column, ints_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
@@ -147,7 +147,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
     readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
     # The stakes of a coup whose amounts cannot be verified are left out.
-    unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
+    unverifiable = coup_amounts(carnet).unverifiable & (st.coups_rank >= 0)
     bad = np.zeros(len(st.coups_rank) + 1, dtype=bool)
     bad[st.coups_rank[unverifiable]] = True
     keep = readable
@@ -304,6 +304,9 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = coup_amounts(carnet)
-    hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
-    yield from emit_at(a, np.flatnonzero(hit), lambda r: Violation(
-        table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))
+    seance, seance_ok = ints_of(carnet, "coups", "seance")
+    coup, coup_ok = ints_of(carnet, "coups", "coup")
+    rows = column(carnet, "coups", "_row")
+    for i in np.flatnonzero((a.n_mises == 0) & seance_ok & coup_ok & ~a.unverifiable):
+        yield Violation(table="coups", row=int(rows[i]), column="coup", seance=int(seance[i]), coup=int(coup[i]),
+                        kind="default")

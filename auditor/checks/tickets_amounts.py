@@ -34,7 +34,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     g_seance, g_coup, g_phase = g["seance"], g["coup"], g["phase"]
     g_face, g_bad = g["face"], g["unreadable"].astype(bool)
     seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
-    keep = ~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
+    keep = ~(coup_amounts(carnet).unverifiable
              | could_be(carnet, "tickets", ["seance", "coup"], carnet.df("coups")))
     keep &= (seance != NA_INT) & (coup != NA_INT)
     at = np.flatnonzero(keep)
