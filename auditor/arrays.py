@@ -159,3 +159,9 @@ class Columns:
         names = list(self.cols)
         for values in zip(*(self.cols[k].tolist() for k in names)):
             yield dict(zip(names, values))
+
+
+def values_of(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """`df[name].to_numpy()` of `table`, once per carnet: a column of plain
+    numpy values (dates as datetime64, NaT where missing; the source rows)."""
+    return _memo(carnet, table, ("values", name), lambda df: _read_only(series(carnet, table, name).to_numpy()))

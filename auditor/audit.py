@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from auditor.arrays import equals
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import (Money, Profile, RowRejection, RuleMeta, codes_with_money, load_catalogue,
                                same_loss_groups)
@@ -192,7 +193,7 @@ def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr"
 def _count_coups(carnet: Carnet, kind: str) -> int:
     if "coups" not in carnet.tables:
         return 0
-    return int(np.count_nonzero(carnet.df("coups")["type"].to_numpy(dtype=object, na_value="") == kind))
+    return int(np.count_nonzero(equals(carnet, "coups", "type", kind)))
 
 
 def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:

@@ -7,6 +7,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
+from auditor.arrays import column, ints_of
 from auditor.frames import ints, pair_codes, py, running_max
 from auditor.model import Violation
 
@@ -97,9 +98,12 @@ class Breaks:
         return res
 
 
-def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
-    """The breaks of `sequence_breaks` (None when no row has its keys and number)."""
-    parts = [ints(df[k]) for k in keys + [col]]
+def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: str | None = None) -> Breaks | None:
+    """The breaks of `sequence_breaks` (None when no row has its keys and number).
+    `carnet` and `table`: `df` is that table's frame, whose columns the carnet
+    has already fetched (not a part of it)."""
+    whole_table = carnet is not None and carnet.tables[table].df is df
+    parts = [ints_of(carnet, table, k) if whole_table else ints(df[k]) for k in keys + [col]]
     ok = np.logical_and.reduce([p[1] for p in parts])
     whole = bool(ok.all())
     rows = np.arange(len(ok)) if whole else np.flatnonzero(ok)
@@ -160,7 +164,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
     kind = np.concatenate([np.full(len(p[1]), p[0], dtype=np.int64) for p in parts])
     first = np.concatenate([p[2] for p in parts])
     last = np.concatenate([p[3] for p in parts])
-    source = df["_row"].to_numpy()[rows[at]]
+    source = (column(carnet, table, "_row") if whole_table else df["_row"].to_numpy())[rows[at]]
     # By source row, then kind (the kinds' indices sort like their names); stable.
     order = np.lexsort((kind, source))
     return Breaks(rows[at][order], kind[order], first[order], last[order], v[at][order])
@@ -209,3 +213,8 @@ def seance_of(df: pd.DataFrame) -> np.ndarray:
 def coup_of(df: pd.DataFrame) -> np.ndarray:
     """The coup numbers (0 where unreadable)."""
     return df["coup"].to_numpy(dtype=np.int64, na_value=0)
+
+
+def keys_of(carnet, table: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`rows_of`, `seance_of` and `coup_of` of the carnet's `table`, fetched once per carnet."""
+    return (column(carnet, table, "_row"), ints_of(carnet, table, "seance")[0], ints_of(carnet, table, "coup")[0])

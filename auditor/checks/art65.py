@@ -9,7 +9,7 @@ import numpy as np
 from auditor.arrays import blind_cells, column, equals, ints_of, present_of, texts
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import coup_of, rows_of, seance_of
+from auditor.checks._util import keys_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
 from auditor.derived.chouette import ChouetteState, chouette_state
 from auditor.model import Cents, Violation
@@ -133,12 +133,11 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
     Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
     """
-    coups = carnet.df("coups")
     v = amount_arrays(carnet)
     held_a, sur = v["held_a"][0], v["sur_chouette"][0]
     ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     at = verifiable_at(carnet, "chouette")
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
         yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
                         coup=int(coup[i]), kind="default", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
@@ -154,11 +153,10 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
     Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
     """
-    coups = carnet.df("coups")
     held_a = amount_arrays(carnet)["held_a"][0]
     out, out_ok = ints_of(carnet, "coups", "en_dehors_cents")
     at = verifiable_at(carnet, "chouette")
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     for i in at[out_ok[at] & (out[at] != held_a[at])]:
         yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
                         coup=int(coup[i]), kind="default", expected=Cents(int(held_a[i])), found=Cents(int(out[i])),
