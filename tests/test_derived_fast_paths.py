@@ -302,3 +302,22 @@ def test_the_damage_reaches_what_the_state_judges():
                      "findings": bool(reference_rules(carnet))}
             seen |= {k for k, v in facts.items() if v}
     assert seen == set(facts)
+
+
+# -- EC63-07's decks: pandas' text steps on the Arrow text, without a Series per step -------
+
+DECK_TEXT = st.one_of(st.none(), st.text(alphabet=st.sampled_from(
+    list("rbvRBV4412 ,;\t\n\r\x0b\x0c\x1c\x1f") + ["\xa0", "\u2003", "\u3000", "ß", "ﬁ", "ǅ", "é", "İ", "ı", "Σ", "ς"]),
+    max_size=20))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(DECK_TEXT, max_size=8), st.randoms())
+def test_deck_lists_are_pandas_text_steps(cells, rnd):
+    from auditor.checks.art63 import _DECK_SEPARATORS, deck_lists
+
+    at = np.array(sorted(rnd.sample(range(len(cells)), rnd.randint(0, len(cells)))) if cells else [], dtype=np.int64)
+    for dtype in (pd.StringDtype("pyarrow", na_value=pd.NA), pd.StringDtype("python", na_value=pd.NA), object):
+        jeux = pd.Series(cells, dtype=dtype)
+        want = jeux.iloc[at].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
+        assert deck_lists(jeux, at) == [[d for d in ids if d] for ids in want.tolist()]
