@@ -321,3 +321,27 @@ def test_deck_lists_are_pandas_text_steps(cells, rnd):
         jeux = pd.Series(cells, dtype=dtype)
         want = jeux.iloc[at].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
         assert deck_lists(jeux, at) == [[d for d in ids if d] for ids in want.tolist()]
+
+
+# -- arrays.equals and arrays.texts: small text columns as Python objects ------------------
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "A", "a ", "", "chouette", "é", "ß"])), max_size=12),
+       st.sampled_from(["a", "b", "", "chouette", "é"]), st.booleans(), st.randoms())
+def test_equals_and_texts_read_like_the_frame(cells, value, small, rnd):
+    import auditor.arrays as arrays
+    from auditor.carnet import Carnet, Source, Table
+
+    at = np.array(sorted(rnd.sample(range(len(cells)), rnd.randint(0, len(cells)))) if cells else [], dtype=np.int64)
+    for dtype in (pd.StringDtype("pyarrow", na_value=pd.NA), pd.StringDtype("python", na_value=pd.NA), object):
+        df = pd.DataFrame({"x": pd.Series(cells, dtype=dtype)})
+        carnet = Carnet(Source("c", "", "csv"), tables={"t": Table("t", df, frozenset({"x"}), None, {})})
+        saved = arrays.SMALL
+        arrays.SMALL = saved if small else -1     # both sides of the threshold
+        try:
+            assert arrays.equals(carnet, "t", "x", value).tolist() == is_value(df["x"], value).tolist()
+            want = df["x"].iloc[at].tolist()
+            assert arrays.texts(carnet, "t", "x", at).tolist() == [None if v is pd.NA or v is None else v
+                                                                    for v in want]
+        finally:
+            arrays.SMALL = saved
