@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from auditor.arrays import column
+from auditor.arrays import column, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, load_profile
 from auditor.model import BatchCarnet
@@ -64,7 +64,7 @@ def _seances(carnet: Carnet) -> tuple:
     """The readable séances `(number, iso_date, row, cell)` in the order of séances (date, then number, then row)."""
     t = carnet.tables["seances"]
     number = _ints(carnet, "seances", "seance")
-    days = t.df["date"].to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
+    days = series(carnet, "seances", "date").to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
     if days is None:
         return ()
     row = _ints(carnet, "seances", "_row")
@@ -106,7 +106,8 @@ def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
     v, p, s, c, r = (_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "seance", "coup", "_row"))
     d = _ints(carnet, "tickets", "dernier")
     d = np.where(d == NA, p, d)                       # an empty dernier is premier (carnet-format.md)
-    phase = t.df["phase"].to_numpy(dtype=object, na_value="") if "phase" in t.df.columns else np.full(len(v), "")
+    phase = (series(carnet, "tickets", "phase").to_numpy(dtype=object, na_value="") if "phase" in t.df.columns
+             else np.full(len(v), ""))
     ph = np.where(phase == "apres", 1, 0)
     ok = (np.isin(v, np.asarray(profile.ticket_values_cents, dtype=np.int64)) & (p != NA) & (p >= 1)
           & (d <= int(profile.ticket_number_max)) & (p <= d) & (s != NA) & (c != NA))

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import NA_INT, Columns, column
+from auditor.arrays import NA_INT, Columns, column, series
 from auditor.frames import pair_codes
 from auditor.tickets.intervals import gaps, merge, overlaps
 
@@ -21,9 +21,9 @@ def register_columns(carnet) -> dict[str, np.ndarray]:
     df = carnet.df("carnets_tickets")
     cols = {k: column(carnet, "carnets_tickets", k) for k in ("valeur_cents", "premier", "_row")}
     if "mise_en_service" in df.columns:
-        cols["mise_en_service"] = service_days(df["mise_en_service"])
+        cols["mise_en_service"] = service_days(series(carnet, "carnets_tickets", "mise_en_service"))
     if "paraphe" in df.columns:
-        cols["paraphe"] = df["paraphe"].to_numpy(dtype=object, na_value="")
+        cols["paraphe"] = series(carnet, "carnets_tickets", "paraphe").to_numpy(dtype=object, na_value="")
     return cols
 
 

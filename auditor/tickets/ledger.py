@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import NA_INT, Columns, blind, column
+from auditor.arrays import NA_INT, Columns, blind, column, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.batch_facts import ticket_runs
@@ -61,7 +61,7 @@ class TicketLedger(TicketBooks):
         # Frames only, never the carnet: the cache below must not keep it alive.
         self.table = {k: column(carnet, "tickets", k)
                       for k in ("seance", "coup", "valeur_cents", "premier", "dernier", "_row")}
-        self.table["phase"] = texts(carnet.df("tickets")["phase"])
+        self.table["phase"] = texts(series(carnet, "tickets", "phase"))
         # Rows whose value or numbers could not be read: they may fill a hole of the series.
         self.blind = blind(carnet, "tickets", "valeur_cents", "premier", "dernier")
         self.register = register_columns(carnet) if "carnets_tickets" in carnet.tables else None
