@@ -345,3 +345,21 @@ def test_equals_and_texts_read_like_the_frame(cells, value, small, rnd):
                                                                     for v in want]
         finally:
             arrays.SMALL = saved
+
+
+# -- frames.cat: np.r_ without its parsing -------------------------------------------------
+
+ARRAYS = st.sampled_from([np.bool_, np.int8, np.int64]).flatmap(
+    lambda t: st.lists(st.integers(0, 1) if t is np.bool_ else st.integers(-100, 100), max_size=5).map(
+        lambda v: np.array(v, dtype=t)))
+SCALARS = st.one_of(st.booleans(), st.integers(-3, 3))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(ARRAYS, SCALARS), min_size=1, max_size=4))
+def test_cat_is_np_r(parts):
+    from auditor.frames import cat
+
+    want = np.r_[tuple(parts)]
+    got = cat(*parts)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.arrays import column, ints_of
-from auditor.frames import ints, pair_codes, py, running_max
+from auditor.frames import cat, ints, pair_codes, py, running_max
 from auditor.model import Violation
 
 
@@ -52,7 +52,7 @@ def group_codes(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
 
 
 def _segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
-    return np.r_[True, sorted_codes[1:] != sorted_codes[:-1]] if len(sorted_codes) else np.zeros(0, bool)
+    return cat(True, sorted_codes[1:] != sorted_codes[:-1]) if len(sorted_codes) else np.zeros(0, bool)
 
 
 def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
@@ -124,7 +124,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: s
     else:
         by_value = np.lexsort((pos, v, g))
         gv, vv = g[by_value], v[by_value]
-    first_seen = np.r_[True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1])]
+    first_seen = cat(True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1]))
     if in_order:
         dup = ~first_seen
         # Numbers never go down within a group: nothing is out of order.
@@ -137,7 +137,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: s
         gg, vg = (g, v) if g_up else (g[by_group], v[by_group])
         group_start = _segment_starts(gg)
         running = running_max(vg, group_start)
-        lower = np.r_[False, vg[1:] < running[:-1]] & ~group_start
+        lower = cat(False, vg[1:] < running[:-1]) & ~group_start
         order = np.empty(n, dtype=bool)
         order[by_group] = lower
         order &= ~dup
@@ -149,7 +149,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: s
         u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
         ug, uv = g[u], v[u]
     new_group = _segment_starts(ug)
-    prev = np.r_[0, uv[:-1]]
+    prev = cat(0, uv[:-1])
     start = new_group & (uv != 1)
     gap = ~new_group & (uv - prev > 1)
     if not (dup.any() or order.any() or start.any() or gap.any()):

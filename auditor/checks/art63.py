@@ -17,7 +17,7 @@ from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import play_order
 from auditor.derived.fiches import holders, register
-from auditor.frames import find, first_each, pair_codes, running_max
+from auditor.frames import cat, find, first_each, pair_codes, running_max
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -164,7 +164,7 @@ def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndar
         return first[used][order], counts[used][order]
     # factorize numbers the pairs in order of first appearance (hashing, no sort).
     pair, _ = pd.factorize(pair_codes((seance_rank, fiche))[0])
-    return np.flatnonzero(pair > np.maximum.accumulate(np.r_[-1, pair[:-1]])), np.bincount(pair)
+    return np.flatnonzero(pair > np.maximum.accumulate(cat(-1, pair[:-1]))), np.bincount(pair)
 
 
 @check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))
@@ -217,7 +217,7 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     chouette = equals(carnet, "coups", "type", "chouette")[p.at]
 
     def before(x: np.ndarray) -> np.ndarray:   # the previous coup's (meaningful where `follows`)
-        return np.r_[x[:1], x[:-1]]
+        return cat(x[:1], x[:-1])
 
     # The loser of the previous coup: joueur_b when side a won, joueur_a when side b won.
     loser = np.where(before(won_a), before(b), before(a))
@@ -259,13 +259,13 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     seance, pos = h.seance[new], h.pos[new]
     if not len(new):
         return
-    coup_start = np.r_[True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1])]
+    coup_start = cat(True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1]))
     starts = np.flatnonzero(coup_start)
     at_coup = np.maximum.reduceat(rank, starts)
-    seance_start = np.r_[True, seance[starts][1:] != seance[starts][:-1]]
+    seance_start = cat(True, seance[starts][1:] != seance[starts][:-1])
     upto = running_max(at_coup, seance_start)
-    before = np.repeat(np.r_[0, upto[:-1]], np.diff(np.r_[starts, len(new)]))
-    has_before = np.repeat(~seance_start, np.diff(np.r_[starts, len(new)]))
+    before = np.repeat(cat(0, upto[:-1]), np.diff(cat(starts, len(new))))
+    has_before = np.repeat(~seance_start, np.diff(cat(starts, len(new))))
     late = has_before & (rank < before)
     # After a card holder that cannot be read, who came first is unknown: the hidden
     # player may be the newcomer a later one seems to overtake.
@@ -274,7 +274,7 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
         b_seance, b_pos = p.seance[blind], p.pos[blind]
         firsts = np.lexsort((b_pos, b_seance))
         b_seance, b_pos = b_seance[firsts], b_pos[firsts]
-        keep = np.r_[True, b_seance[1:] != b_seance[:-1]]
+        keep = cat(True, b_seance[1:] != b_seance[:-1])
         b_seance, b_pos = b_seance[keep], b_pos[keep]
         i = np.minimum(np.searchsorted(b_seance, seance), len(b_seance) - 1)
         late &= ~((b_seance[i] == seance) & (pos >= b_pos[i]))

@@ -12,7 +12,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
-from auditor.frames import first_each
+from auditor.frames import cat, first_each
 from auditor.checks._util import keys_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
@@ -173,9 +173,9 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
         return x if in_order else x[by_rank]
 
     cr = ranked(codes)
-    new_coup = np.r_[True, cr[1:] != cr[:-1]] if len(cr) else np.zeros(0, bool)
+    new_coup = cat(True, cr[1:] != cr[:-1]) if len(cr) else np.zeros(0, bool)
     starts = np.flatnonzero(new_coup)
-    sizes = np.diff(np.r_[starts, len(cr)])
+    sizes = np.diff(cat(starts, len(cr)))
     on_b = ranked(side)
     back = ranked(returned)
 
@@ -202,7 +202,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     ret = by_rank[back]
     if len(ret):
         rc, rs = codes[ret], side[ret].astype(np.int64)
-        coup_start = np.r_[True, rc[1:] != rc[:-1]]
+        coup_start = cat(True, rc[1:] != rc[:-1])
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
         yield from emit_at(m, m_at[first], lambda r: Violation(

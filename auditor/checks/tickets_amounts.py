@@ -13,7 +13,7 @@ from auditor.derived.amounts import coup_amounts, repeated_coups
 from auditor.tickets.ledger import NA_INT, PHASES, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
-from auditor.frames import find, pair_codes
+from auditor.frames import cat, find, pair_codes
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
@@ -129,7 +129,7 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
         return
     # Rank of each first row among its séance's (carnet order).
     by_seance = np.argsort(inv, kind="stable")
-    starts = np.r_[0, np.cumsum(n)[:-1]]
+    starts = cat(0, np.cumsum(n)[:-1])
     rank = np.empty(len(firsts), dtype=np.int64)
     rank[by_seance] = np.arange(len(firsts)) - np.repeat(starts, n)
     # Located where the first value beyond the limit appears.

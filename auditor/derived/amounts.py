@@ -11,7 +11,7 @@ from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from dataclasses import dataclass
 
-from auditor.frames import group_sums, lookup, pair_codes
+from auditor.frames import cat, group_sums, lookup, pair_codes
 
 
 @per_carnet
@@ -190,10 +190,10 @@ def stakes(carnet: Carnet) -> Stakes:
     table, first = np.unique(c_code, return_index=True)
     # The codes order by séance first: a séance's rank goes up where the séance changes.
     table_seance = c_seance[known][first]
-    seance_rank = np.cumsum(np.r_[True, table_seance[1:] != table_seance[:-1]]) - 1 if len(table) else table
+    seance_rank = np.cumsum(cat(True, table_seance[1:] != table_seance[:-1])) - 1 if len(table) else table
     # A coup's stakes are usually written together: look each run of one code up once.
-    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if len(code) else np.zeros(0, dtype=np.int64)
-    sizes = np.diff(np.r_[starts, len(code)])
+    starts = np.flatnonzero(cat(True, code[1:] != code[:-1])) if len(code) else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(cat(starts, len(code)))
     at, found = lookup(table, code[starts])
     s_rank = seance_rank[at] if len(table) else np.zeros(len(at), dtype=np.int64)
     at, found, s_rank = np.repeat(at, sizes), np.repeat(found, sizes), np.repeat(s_rank, sizes)

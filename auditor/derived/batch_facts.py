@@ -17,6 +17,7 @@ from auditor.arrays import column, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, load_profile
 from auditor.model import BatchCarnet
+from auditor.frames import cat
 
 NA = np.iinfo(np.int64).min            # a missing cell in a plain int64 array
 _SPACES = re.compile(r"\s+")
@@ -117,8 +118,8 @@ def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
     # By value, then the carnet's order of detachment: each value's first and last rows are its ends.
     at = at[np.lexsort((r[at], ph[at], c[at], s[at], v[at]))]
     vals = v[at]
-    first = at[np.r_[True, vals[1:] != vals[:-1]]]
-    last = at[np.r_[vals[1:] != vals[:-1], True]]
+    first = at[cat(True, vals[1:] != vals[:-1])]
+    last = at[cat(vals[1:] != vals[:-1], True)]
     last_column = "dernier" if "dernier" in t.present else "premier"
     out = []
     for i, j in zip(first.tolist(), last.tolist()):

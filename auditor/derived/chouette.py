@@ -24,7 +24,7 @@ from auditor.arrays import blind_cells, equals, ints_of, present_of
 from auditor.carnet import Carnet
 from auditor.derived.amounts import coup_amounts
 from auditor.derived.cache import per_carnet
-from auditor.frames import pair_codes
+from auditor.frames import cat, pair_codes
 
 @dataclass(frozen=True)
 class Play:
@@ -57,10 +57,10 @@ def play_order(carnet: Carnet) -> Play:
         order = np.argsort(key, kind="stable")
         at, seance, coup = at[order], seance[order], coup[order]
     n = len(at)
-    new_seance = np.r_[True, seance[1:] != seance[:-1]] if n else np.zeros(0, dtype=bool)
+    new_seance = cat(True, seance[1:] != seance[:-1]) if n else np.zeros(0, dtype=bool)
     starts = np.flatnonzero(new_seance)
-    pos = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
-    follows = ~new_seance & (np.r_[0, coup[1:] - coup[:-1]] == 1) if n else np.zeros(0, dtype=bool)
+    pos = np.arange(n) - np.repeat(starts, np.diff(cat(starts, n)))
+    follows = ~new_seance & (cat(0, coup[1:] - coup[:-1]) == 1) if n else np.zeros(0, dtype=bool)
     return Play(at, seance, coup, pos.astype(np.int64), follows, new_seance)
 
 
@@ -136,23 +136,23 @@ def chouette_state(carnet: Carnet) -> ChouetteState:
     """The chouette coups' runs, segments, sautes and remises (`ChouetteState`)."""
     p = play_order(carnet)
     is_chouette = equals(carnet, "coups", "type", "chouette")[p.at]
-    prev_chouette = np.r_[False, is_chouette[:-1]] & ~p.new_seance
+    prev_chouette = cat(False, is_chouette[:-1]) & ~p.new_seance
     a, a_ok = ints_of(carnet, "coups", "joueur_a")
     a, a_ok = a[p.at], a_ok[p.at]
     # An unreadable joueur_a continues the run: breaking it would invent a missing adjudication.
-    changed = ~p.new_seance & a_ok & np.r_[False, a_ok[:-1]] & (a != np.r_[0, a[:-1]])
+    changed = ~p.new_seance & a_ok & cat(False, a_ok[:-1]) & (a != cat(0, a[:-1]))
     run_start = (is_chouette & (~prev_chouette | changed))[is_chouette]
     at = p.at[is_chouette]
     n = len(at)
     amounts = coup_amounts(carnet)
     run = np.cumsum(run_start) - 1
-    run_end = np.r_[run[1:] != run[:-1], True] if n else np.zeros(0, dtype=bool)
+    run_end = cat(run[1:] != run[:-1], True) if n else np.zeros(0, dtype=bool)
     adjudication = equals(carnet, "coups", "evenement", "adjudication")[at]
     segment = np.cumsum(run_start | adjudication) - 1
     # An adjudication can only open a segment, so the segment's one candidate is its first coup.
     chouette, chouette_ok = ints_of(carnet, "coups", "chouette_cents")
     chouette, chouette_ok = chouette[at], chouette_ok[at]
-    seg_first = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    seg_first = np.flatnonzero(cat(True, segment[1:] != segment[:-1])) if n else np.zeros(0, dtype=np.int64)
     of_segment = segment - segment[0] if n else segment
     adjudicated_ok = (adjudication & chouette_ok)[seg_first][of_segment]
     adjudicated = np.where(adjudicated_ok, chouette[seg_first][of_segment], 0)
@@ -161,19 +161,19 @@ def chouette_state(carnet: Carnet) -> ChouetteState:
     winner_known = present_of(carnet, "coups", "gagnant")[at]
     unknown = ~winner_known | ~chouette_ok | ~sur_ok | amounts.unverifiable[at]
     saute = equals(carnet, "coups", "gagnant", "b")[at] & (sur == chouette) & ~unknown
-    prev_known = np.r_[False, ~unknown[:-1]] | run_start
-    prev_saute = np.r_[False, saute[:-1]] & ~run_start
+    prev_known = cat(False, ~unknown[:-1]) | run_start
+    prev_saute = cat(False, saute[:-1]) & ~run_start
     coup = p.coup[is_chouette]
     n_saute = saute.astype(np.int64)
     n_remise = equals(carnet, "coups", "evenement", "remise")[at].astype(np.int64)
-    new_segment = np.r_[True, segment[1:] != segment[:-1]] if n else np.zeros(0, dtype=bool)
+    new_segment = cat(True, segment[1:] != segment[:-1]) if n else np.zeros(0, dtype=bool)
     return ChouetteState(
         at=at, seance=p.seance[is_chouette], coup=coup, pos=p.pos[is_chouette], follows=p.follows[is_chouette],
         run_start=run_start, run=run, run_end=run_end, segment=segment,
         adjudicated=adjudicated, adjudicated_ok=adjudicated_ok, held_a=held_a, held_a_ok=held_a_ok,
         sur_chouette=sur, sur_chouette_ok=sur_ok, saute=saute, saute_known=~unknown,
         prev_saute=prev_saute, prev_saute_known=prev_known,
-        prev_coup=np.r_[0, coup[:-1]] if n else coup,
+        prev_coup=cat(0, coup[:-1]) if n else coup,
         sautes_upto_prev=_within(n_saute, new_segment) - n_saute,
         remises_before=_within(n_remise, new_segment) - n_remise,
         evenement_unreadable=blind_cells(carnet, "coups", "evenement")[at])
@@ -185,5 +185,5 @@ def _within(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if not len(values):
         return total
     begin = np.flatnonzero(starts)
-    before = np.r_[0, total[begin[1:] - 1]]
-    return total - np.repeat(before, np.diff(np.r_[begin, len(values)]))
+    before = cat(0, total[begin[1:] - 1])
+    return total - np.repeat(before, np.diff(cat(begin, len(values))))
