@@ -71,7 +71,7 @@ def reference_amounts(carnet) -> pd.DataFrame:
             n_mises = np.where(found, counts[where], 0)
             unverifiable = found & (n_bad[where] > 0)
         unverifiable = unverifiable | carnet.could_be("mises", ["seance", "coup"], coups).to_numpy()
-    unverifiable = unverifiable | repeated_coups(carnet).to_numpy()
+    unverifiable = unverifiable | repeated_coups(carnet)
     sur = held_b - held_a
     mass_a = np.where(chouette, sur + held_a, held_a)
     from_stakes = n_mises > 0

@@ -21,7 +21,7 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 def _repeated(carnet: Carnet) -> pd.DataFrame | None:
-    repeated = repeated_coups(carnet).to_numpy()
+    repeated = repeated_coups(carnet)
     if not repeated.any():
         return None
     return carnet.df("coups").loc[repeated, ["seance", "coup"]].drop_duplicates()

@@ -78,7 +78,7 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     coup_bad = np.bincount(g["coup_id"], weights=bad) > 0
     keep = ~coup_bad[g["coup_id"]]
     # A repeated coup number pools two coups' tickets: not a count to judge.
-    repeated = repeated_coups(carnet).to_numpy(bool)
+    repeated = repeated_coups(carnet)
     if repeated.any():
         seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
         repeated = repeated & (seance != NA_INT) & (coup != NA_INT)

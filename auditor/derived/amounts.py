@@ -15,18 +15,18 @@ from auditor.frames import cat, group_sums, lookup, pair_codes
 
 
 @per_carnet
-def repeated_coups(carnet: Carnet) -> pd.Series:
-    """Rows of `coups` whose (séance, coup) is written on more than one row."""
-    c = carnet.df("coups")
+def repeated_coups(carnet: Carnet) -> np.ndarray:
+    """Rows of `coups` whose (séance, coup) is written on more than one row (a bool array)."""
     seance, s_ok = ints_of(carnet, "coups", "seance")
     coup, c_ok = ints_of(carnet, "coups", "coup")
     known = np.flatnonzero(s_ok & c_ok)
-    out = np.zeros(len(c), dtype=bool)
+    out = np.zeros(len(s_ok), dtype=bool)
     if len(known):
         code = pair_codes((seance[known], coup[known]))[0]
         _, inverse, counts = np.unique(code, return_inverse=True, return_counts=True)
         out[known] = counts[inverse.reshape(-1)] > 1
-    return pd.Series(out, index=c.index)
+    out.flags.writeable = False    # shared by every rule: read-only
+    return out
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def coup_amounts(carnet: Carnet) -> CoupAmounts:
         unverifiable = unverifiable | could_be(carnet, "mises", ["seance", "coup"], carnet.df("coups"))
     # Two coup rows with one (séance, coup) would pool their stakes and tickets:
     # EC64-01 reports the repeat, no amount is computed from the pool.
-    unverifiable = unverifiable | repeated_coups(carnet).to_numpy()
+    unverifiable = unverifiable | repeated_coups(carnet)
     sur = held_b - held_a
     mass_a = np.where(chouette, sur + held_a, held_a)
     from_stakes = n_mises > 0
