@@ -140,6 +140,9 @@ def coup_amounts(carnet: Carnet) -> CoupAmounts:
         out.flags.writeable = False    # shared by every rule: read-only
         return out
 
+    for shared in (found, n_mises, unverifiable, levy_a_ok, levy_b_ok, levy_ok):
+        shared.flags.writeable = False
+
     return CoupAmounts(
         held_a=zeroed(held_a, found), held_b=zeroed(held_b, found), found=found, n_mises=n_mises,
         unverifiable=unverifiable, sur_chouette=zeroed(sur, found), mass_a=zeroed(mass_a, found),
