@@ -123,6 +123,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
     statuses: list[RuleStatus] = []
     notes: dict[str, str] = {}
     n_chouette = _count_coups(carnet, "chouette")
+    known: dict[str, bool] = {}     # need → carnet.has(need), asked once per audit
     for code, meta in catalogue.items():
         spec = checks.get(code)
         if meta.retired:
@@ -136,7 +137,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
         if carnet.unreadable and code != "EC00-01":
             statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("carnet_unreadable", lang)))
             continue
-        missing = missing_needs(carnet, spec.required(carnet.tables))
+        missing = missing_needs(carnet, spec.required(carnet.tables), known)
         if missing:
             statuses.append(RuleStatus(code, Status.NOT_CHECKED,
                                        reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
@@ -158,15 +159,24 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
                        profile)
 
 
-def missing_needs(carnet: Carnet, needs: tuple[str, ...]) -> list[str]:
+def missing_needs(carnet: Carnet, needs: tuple[str, ...], known: dict[str, bool] | None = None) -> list[str]:
     """The needs the carnet lacks, as the reason names them: `coups.gagnant`,
-    or the table alone when the whole table is absent."""
+    or the table alone when the whole table is absent. `known`: what
+    `carnet.has` said of needs already asked (the rules of one audit share
+    most of theirs; the tables do not change while the rules run)."""
     out: list[str] = []
     for need in needs:
-        table = need.partition(".")[0]
-        item = table if table not in carnet.tables else need
-        if not carnet.has(need) and item not in out:
-            out.append(item)
+        if known is None:
+            has = carnet.has(need)
+        else:
+            has = known.get(need)
+            if has is None:
+                has = known[need] = carnet.has(need)
+        if not has:
+            table = need.partition(".")[0]
+            item = table if table not in carnet.tables else need
+            if item not in out:
+                out.append(item)
     return out
 
 
