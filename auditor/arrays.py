@@ -11,22 +11,43 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from auditor.carnet import Carnet
-from auditor.frames import ints
+from auditor.frames import ints, is_value, present
 
 NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
 
 
-def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
-    """Column `name` of `table` as plain int64, NA_INT where missing (the
-    carnet's frames are never changed once normalised, so one fetch serves all)."""
+def _memo(carnet: Carnet, table: str, key: tuple, build):
+    """What `build(df)` gives for `table`'s frame, once per carnet and key (the
+    carnet's frames are never changed once normalised, so one build serves
+    every rule; a frame replaced since is built again)."""
     df = carnet.tables[table].df
     memo = carnet.__dict__.setdefault("_arrays", {})
-    got = memo.get((table, name))
+    got = memo.get((table, key))
     if got is None or got[0] is not df:
-        got = memo[(table, name)] = (df, df[name].to_numpy(dtype=np.int64, na_value=NA_INT))
+        got = memo[(table, key)] = (df, build(df))
     return got[1]
+
+
+def _read_only(*arrays: np.ndarray):
+    # Shared by every rule: one that wrote in an array would raise, never change another rule's input.
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def series(carnet: Carnet, table: str, name: str) -> pd.Series:
+    """Column `name` of `table` as a Series, fetched once per carnet: each
+    `df[name]` costs pandas a new Series."""
+    return _memo(carnet, table, ("series", name), lambda df: df[name])
+
+
+def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """Column `name` of `table` as plain int64, NA_INT where missing, fetched once per carnet."""
+    return _memo(carnet, table, ("column", name),
+                 lambda df: series(carnet, table, name).to_numpy(dtype=np.int64, na_value=NA_INT))
 
 
 def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -35,15 +56,54 @@ def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarr
     times, and each fetch of a frame's column costs pandas a new Series. The
     arrays are shared, so they are read-only (a rule that wrote in one would
     raise, never change another rule's input)."""
-    df = carnet.tables[table].df
-    memo = carnet.__dict__.setdefault("_ints", {})
-    got = memo.get((table, name))
-    if got is None or got[0] is not df:
-        values, ok = ints(df[name])
-        for a in (values, ok):
-            a.flags.writeable = False
-        got = memo[(table, name)] = (df, (values, ok))
-    return got[1]
+    return _memo(carnet, table, ("ints", name), lambda df: _read_only(*ints(series(carnet, table, name))))
+
+
+# Up to this many rows a text column compared as Python objects costs less than
+# an Arrow kernel's call (a few microseconds against some twenty); above it, Arrow's kernel.
+SMALL = 4096
+
+
+def _objects(carnet: Carnet, table: str, name: str) -> np.ndarray | None:
+    """A small Arrow text column as an object array (None where missing), once
+    per carnet; None for any other column."""
+    def build(df):
+        s = series(carnet, table, name)
+        chunked = getattr(s.array, "_pa_array", None)
+        if len(s) > SMALL or chunked is None or not (pa.types.is_string(chunked.type)
+                                                     or pa.types.is_large_string(chunked.type)):
+            return None
+        return _read_only(np.asarray(chunked.to_numpy(), dtype=object))
+    return _memo(carnet, table, ("objects", name), build)
+
+
+def equals(carnet: Carnet, table: str, name: str, value) -> np.ndarray:
+    """`frames.is_value` of column `name` of `table` (<NA> is not equal), once per carnet and value."""
+    def build(df):
+        objects = _objects(carnet, table, name) if isinstance(value, str) else None
+        if objects is not None:
+            return _read_only(np.asarray(objects == value, dtype=bool).reshape(len(objects)))
+        return _read_only(np.array(is_value(series(carnet, table, name), value), dtype=bool))
+    return _memo(carnet, table, ("equals", name, value), build)
+
+
+def present_of(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """`frames.present` of column `name` of `table` (where it has a value), once per carnet."""
+    return _memo(carnet, table, ("present", name),
+                 lambda df: _read_only(np.array(present(series(carnet, table, name)), dtype=bool)))
+
+
+def texts(carnet: Carnet, table: str, name: str, at: np.ndarray | None = None) -> np.ndarray:
+    """Column `name` of `table` (its rows `at` only, when given) as an object
+    array of plain Python values, None where missing: for the few rows a rule
+    or the report writes out (a whole column of a large table costs a Python
+    object per cell)."""
+    objects = _objects(carnet, table, name)
+    if objects is not None:
+        return objects.copy() if at is None else objects[np.asarray(at, dtype=np.int64)]
+    s = series(carnet, table, name)
+    arr = s.array if at is None else s.array.take(np.asarray(at, dtype=np.int64))
+    return np.asarray(arr.to_numpy(dtype=object, na_value=None), dtype=object)
 
 
 def blind(carnet: Carnet, table: str, *fields: str) -> np.ndarray:
@@ -56,6 +116,16 @@ def blind(carnet: Carnet, table: str, *fields: str) -> np.ndarray:
     if not rows:
         return np.zeros(len(t.df), dtype=bool)
     return np.isin(column(carnet, table, "_row"), np.fromiter(rows, dtype=np.int64, count=len(rows)))
+
+
+def blind_cells(carnet: Carnet, table: str, field: str) -> np.ndarray:
+    """`carnet.unreadable_cells(table, field)` as a bool array, without
+    touching the frame when no cell of that field is unreadable (the usual case)."""
+    source = carnet.tables[table].source_column(field)
+    if not any(code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"
+               for code, v in carnet.problems):
+        return np.zeros(len(carnet.tables[table].df), dtype=bool)
+    return carnet.unreadable_cells(table, field).to_numpy(bool)
 
 
 def could_be(carnet: Carnet, table: str, keys: list[str], target: pd.DataFrame, at=None) -> np.ndarray:
@@ -115,3 +185,9 @@ class Columns:
         names = list(self.cols)
         for values in zip(*(self.cols[k].tolist() for k in names)):
             yield dict(zip(names, values))
+
+
+def values_of(carnet: Carnet, table: str, name: str) -> np.ndarray:
+    """`df[name].to_numpy()` of `table`, once per carnet: a column of plain
+    numpy values (dates as datetime64, NaT where missing; the source rows)."""
+    return _memo(carnet, table, ("values", name), lambda df: _read_only(series(carnet, table, name).to_numpy()))

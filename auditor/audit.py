@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from auditor.arrays import equals
 from auditor.carnet import Carnet, Source
 from auditor.catalogue import (Money, Profile, RowRejection, RuleMeta, codes_with_money, load_catalogue,
                                same_loss_groups)
@@ -122,6 +123,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
     statuses: list[RuleStatus] = []
     notes: dict[str, str] = {}
     n_chouette = _count_coups(carnet, "chouette")
+    known: dict[str, bool] = {}     # need → carnet.has(need), asked once per audit
     for code, meta in catalogue.items():
         spec = checks.get(code)
         if meta.retired:
@@ -135,7 +137,7 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
         if carnet.unreadable and code != "EC00-01":
             statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=label("carnet_unreadable", lang)))
             continue
-        missing = missing_needs(carnet, spec.required(carnet.tables))
+        missing = missing_needs(carnet, spec.required(carnet.tables), known)
         if missing:
             statuses.append(RuleStatus(code, Status.NOT_CHECKED,
                                        reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
@@ -157,15 +159,24 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
                        profile)
 
 
-def missing_needs(carnet: Carnet, needs: tuple[str, ...]) -> list[str]:
+def missing_needs(carnet: Carnet, needs: tuple[str, ...], known: dict[str, bool] | None = None) -> list[str]:
     """The needs the carnet lacks, as the reason names them: `coups.gagnant`,
-    or the table alone when the whole table is absent."""
+    or the table alone when the whole table is absent. `known`: what
+    `carnet.has` said of needs already asked (the rules of one audit share
+    most of theirs; the tables do not change while the rules run)."""
     out: list[str] = []
     for need in needs:
-        table = need.partition(".")[0]
-        item = table if table not in carnet.tables else need
-        if not carnet.has(need) and item not in out:
-            out.append(item)
+        if known is None:
+            has = carnet.has(need)
+        else:
+            has = known.get(need)
+            if has is None:
+                has = known[need] = carnet.has(need)
+        if not has:
+            table = need.partition(".")[0]
+            item = table if table not in carnet.tables else need
+            if item not in out:
+                out.append(item)
     return out
 
 
@@ -192,7 +203,7 @@ def audit_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr"
 def _count_coups(carnet: Carnet, kind: str) -> int:
     if "coups" not in carnet.tables:
         return 0
-    return int(np.count_nonzero(carnet.df("coups")["type"].to_numpy(dtype=object, na_value="") == kind))
+    return int(np.count_nonzero(equals(carnet, "coups", "type", kind)))
 
 
 def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked: set[str]) -> dict:

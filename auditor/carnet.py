@@ -141,10 +141,10 @@ class Carnet:
                 v = df[name].iat[0] if name in df.columns else None
                 return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) or pd.isna(v) else v
 
-            d = val("date_debut")
+            casino, table, d = val("casino"), val("table"), val("date_debut")
             out = {
-                "casino": None if val("casino") is None else str(val("casino")),
-                "table": None if val("table") is None else int(val("table")),
+                "casino": None if casino is None else str(casino),
+                "table": None if table is None else int(table),
                 "date_debut": None if d is None else d.date().isoformat(),
             }
         self.__dict__["_cover"] = (df, out)

@@ -61,15 +61,26 @@ def seance_dates(carnet) -> dict[int, str]:
     t = carnet.tables.get("seances")
     if t is None or "seance" not in t.df or "date" not in t.df:
         return {}
+    # Asked for by the fingerprints and the carnet's outputs: read once per
+    # séances frame (frames are never changed once normalised), each caller given its own dict.
+    memo = carnet.__dict__.get("_seance_dates")
+    if memo is None or memo[0] is not t.df:
+        memo = carnet.__dict__["_seance_dates"] = (t.df, _seance_dates(carnet, t))
+    return dict(memo[1])
+
+
+def _seance_dates(carnet, t) -> dict[int, str]:
     import numpy as np
     import pandas as pd
 
-    date = t.df["date"]
+    from auditor.arrays import NA_INT, column, series
+
+    date = series(carnet, "seances", "date")
     if date.dtype.kind == "M":
         # Plain arrays: a séance's first dated row, its day as ISO text.
-        number = t.df["seance"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
+        number = column(carnet, "seances", "seance")
         days = date.to_numpy()
-        ok = np.flatnonzero((number != np.iinfo(np.int64).min) & ~np.isnat(days))
+        ok = np.flatnonzero((number != NA_INT) & ~np.isnat(days))
         ids, first = np.unique(number[ok], return_index=True)
         first = np.sort(first)
         return dict(zip(number[ok][first].tolist(), np.datetime_as_string(days[ok][first], unit="D").tolist()))

@@ -54,7 +54,7 @@ def test_generator_walks_every_chouette_path():
     seen: set[str] = set()
     for seed in range(1, 6):
         tables, result = audit_generated(Spec(seed=seed, seances=2, coups=30, chouette=True))
-        s = chouette_state(result.carnet)
+        s = chouette_state(result.carnet).frame(result.carnet)
         nxt = s.groupby("run")["gagnant"].shift(-1)
         # A new adjudication opens a new segment: count the sautes of the segment it closes.
         seg_sautes = s["segment"].map(s.groupby("segment")["saute"].sum())

@@ -7,7 +7,8 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.frames import ints, pair_codes, py, running_max
+from auditor.arrays import column, ints_of
+from auditor.frames import cat, ints, pair_codes, py, running_max
 from auditor.model import Violation
 
 
@@ -51,7 +52,7 @@ def group_codes(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
 
 
 def _segment_starts(sorted_codes: np.ndarray) -> np.ndarray:
-    return np.r_[True, sorted_codes[1:] != sorted_codes[:-1]] if len(sorted_codes) else np.zeros(0, bool)
+    return cat(True, sorted_codes[1:] != sorted_codes[:-1]) if len(sorted_codes) else np.zeros(0, bool)
 
 
 def sequence_breaks(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
@@ -97,9 +98,12 @@ class Breaks:
         return res
 
 
-def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
-    """The breaks of `sequence_breaks` (None when no row has its keys and number)."""
-    parts = [ints(df[k]) for k in keys + [col]]
+def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: str | None = None) -> Breaks | None:
+    """The breaks of `sequence_breaks` (None when no row has its keys and number).
+    `carnet` and `table`: `df` is that table's frame, whose columns the carnet
+    has already fetched (not a part of it)."""
+    whole_table = carnet is not None and carnet.tables[table].df is df
+    parts = [ints_of(carnet, table, k) if whole_table else ints(df[k]) for k in keys + [col]]
     ok = np.logical_and.reduce([p[1] for p in parts])
     whole = bool(ok.all())
     rows = np.arange(len(ok)) if whole else np.flatnonzero(ok)
@@ -120,7 +124,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
     else:
         by_value = np.lexsort((pos, v, g))
         gv, vv = g[by_value], v[by_value]
-    first_seen = np.r_[True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1])]
+    first_seen = cat(True, (gv[1:] != gv[:-1]) | (vv[1:] != vv[:-1]))
     if in_order:
         dup = ~first_seen
         # Numbers never go down within a group: nothing is out of order.
@@ -133,7 +137,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
         gg, vg = (g, v) if g_up else (g[by_group], v[by_group])
         group_start = _segment_starts(gg)
         running = running_max(vg, group_start)
-        lower = np.r_[False, vg[1:] < running[:-1]] & ~group_start
+        lower = cat(False, vg[1:] < running[:-1]) & ~group_start
         order = np.empty(n, dtype=bool)
         order[by_group] = lower
         order &= ~dup
@@ -145,7 +149,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
         u = np.flatnonzero(first_seen) if in_order else by_value[first_seen]
         ug, uv = g[u], v[u]
     new_group = _segment_starts(ug)
-    prev = np.r_[0, uv[:-1]]
+    prev = cat(0, uv[:-1])
     start = new_group & (uv != 1)
     gap = ~new_group & (uv - prev > 1)
     if not (dup.any() or order.any() or start.any() or gap.any()):
@@ -160,7 +164,7 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str) -> Breaks | None:
     kind = np.concatenate([np.full(len(p[1]), p[0], dtype=np.int64) for p in parts])
     first = np.concatenate([p[2] for p in parts])
     last = np.concatenate([p[3] for p in parts])
-    source = df["_row"].to_numpy()[rows[at]]
+    source = (column(carnet, table, "_row") if whole_table else df["_row"].to_numpy())[rows[at]]
     # By source row, then kind (the kinds' indices sort like their names); stable.
     order = np.lexsort((kind, source))
     return Breaks(rows[at][order], kind[order], first[order], last[order], v[at][order])
@@ -209,3 +213,8 @@ def seance_of(df: pd.DataFrame) -> np.ndarray:
 def coup_of(df: pd.DataFrame) -> np.ndarray:
     """The coup numbers (0 where unreadable)."""
     return df["coup"].to_numpy(dtype=np.int64, na_value=0)
+
+
+def keys_of(carnet, table: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`rows_of`, `seance_of` and `coup_of` of the carnet's `table`, fetched once per carnet."""
+    return (column(carnet, table, "_row"), ints_of(carnet, table, "seance")[0], ints_of(carnet, table, "coup")[0])

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from auditor.arrays import ints_of
+from auditor.arrays import blind as blind_arr, blind_cells, column, equals, ints_of, present_of, series, texts, values_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import play_order
 from auditor.derived.fiches import holders, register
-from auditor.frames import find, first_each, ints, is_value, pair_codes, present, py, running_max
+from auditor.frames import cat, find, first_each, pair_codes, running_max
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS
@@ -32,7 +35,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
     m = carnet.df("mises")
     step = profile.stake_step_cents
     for field in ("montant_cents", "restitue_cents"):
-        value, ok = ints(m[field])
+        value, ok = ints_of(carnet, "mises", field)
         hit = np.flatnonzero(ok & (value % step != 0))
         if not len(hit):
             continue
@@ -81,9 +84,8 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     reg = register(carnet)
     st = stakes(carnet)
-    m = carnet.df("mises")
     fiche, fiche_ok = ints_of(carnet, "mises", "fiche")
-    row = m["_row"].to_numpy()
+    row = column(carnet, "mises", "_row")
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     sel = np.flatnonzero(st.in_coups & fiche_ok)
     # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
@@ -106,15 +108,15 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         return
     s = carnet.df("seances")
     day_seance, day_ok = ints_of(carnet, "seances", "seance")
-    days = s["date"].to_numpy()
-    dated = np.flatnonzero(day_ok & present(s["date"]))
+    days = values_of(carnet, "seances", "date")
+    dated = np.flatnonzero(day_ok & present_of(carnet, "seances", "date"))
     dated = dated[first_each(day_seance[dated])]
     f_at = reg.at[at[found]]
     used = first[found]
     fiches = carnet.df("fiches")
-    f_date = fiches["date"].to_numpy()[f_at]
+    f_date = values_of(carnet, "fiches", "date")[f_at]
     d = find(day_seance[dated], st.seance[used])
-    f_rows = fiches["_row"].to_numpy()[f_at]
+    f_rows = column(carnet, "fiches", "_row")[f_at]
     seance_days = days[dated[np.maximum(d, 0)]] if len(dated) else f_date
     for k in np.flatnonzero((d >= 0) & ~np.isnat(f_date) & (f_date != seance_days)):
         i, f = used[k], int(fiche[used[k]])
@@ -162,7 +164,7 @@ def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndar
         return first[used][order], counts[used][order]
     # factorize numbers the pairs in order of first appearance (hashing, no sort).
     pair, _ = pd.factorize(pair_codes((seance_rank, fiche))[0])
-    return np.flatnonzero(pair > np.maximum.accumulate(np.r_[-1, pair[:-1]])), np.bincount(pair)
+    return np.flatnonzero(pair > np.maximum.accumulate(cat(-1, pair[:-1]))), np.bincount(pair)
 
 
 @check("EC63-04", needs=("coups.seance,coup,type,joueur_a,joueur_b", "fiches.seance,fiche"))
@@ -179,8 +181,7 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     first = first_each(pair_codes((h.seance, h.player))[0])     # each player's first place in a séance
     at = reg.find(h.seance[first], h.player[first])
     registered = at >= 0
-    coups = carnet.df("coups")
-    rows = coups["_row"].to_numpy()[p.at]
+    rows = column(carnet, "coups", "_row")[p.at]
     coup = p.coup
 
     def violation(i: int, kind: str) -> Violation:
@@ -195,8 +196,8 @@ def card_holders_inscribed(carnet: Carnet, profile: Profile) -> Iterator[Violati
     if not carnet.has("fiches.tenir_cartes"):
         return  # the clarification: without the column, the rank part is not checked
     f_at = reg.at[at[registered]]
-    rank_ok = present(carnet.df("fiches")["tenir_cartes"])[f_at]
-    rank_unreadable = carnet.unreadable_cells("fiches", "tenir_cartes").to_numpy()[f_at]
+    rank_ok = present_of(carnet, "fiches", "tenir_cartes")[f_at]
+    rank_unreadable = blind_cells(carnet, "fiches", "tenir_cartes")[f_at]
     for i in first[registered][~rank_ok & ~rank_unreadable]:
         yield violation(i, "no_rank")
 
@@ -210,14 +211,13 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: a chouetteur who loses coup 3 goes on as chouetteur at coup 4.
     """
     p = play_order(carnet)
-    c = carnet.df("coups")
     a, a_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_a"))
     b, b_ok = (x[p.at] for x in ints_of(carnet, "coups", "joueur_b"))
-    won_a, won_b = is_value(c["gagnant"], "a")[p.at], is_value(c["gagnant"], "b")[p.at]
-    chouette = is_value(c["type"], "chouette")[p.at]
+    won_a, won_b = equals(carnet, "coups", "gagnant", "a")[p.at], equals(carnet, "coups", "gagnant", "b")[p.at]
+    chouette = equals(carnet, "coups", "type", "chouette")[p.at]
 
     def before(x: np.ndarray) -> np.ndarray:   # the previous coup's (meaningful where `follows`)
-        return np.r_[x[:1], x[:-1]]
+        return cat(x[:1], x[:-1])
 
     # The loser of the previous coup: joueur_b when side a won, joueur_a when side b won.
     loser = np.where(before(won_a), before(b), before(a))
@@ -228,7 +228,7 @@ def loser_leaves(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     known = loser_ok & p.follows
     at_a = known & a_ok & (a == loser) & ~chouetteur_again
     at_b = known & b_ok & (b == loser)
-    rows = c["_row"].to_numpy()[p.at]
+    rows = column(carnet, "coups", "_row")[p.at]
     for i in np.flatnonzero(at_a | at_b):
         joueur = int(loser[i])
         yield Violation(table="coups", row=int(rows[i]), column="joueur_a" if at_a[i] else "joueur_b",
@@ -252,33 +252,33 @@ def call_order_followed(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     new = called[first_each(pair_codes((h.seance[called], h.player[called]))[0])]
     at = reg.find(h.seance[new], h.player[new])
     new, at = new[at >= 0], at[at >= 0]
-    rank, ranked = ints(carnet.df("fiches")["tenir_cartes"])
+    rank, ranked = ints_of(carnet, "fiches", "tenir_cartes")
     rank, ranked = rank[reg.at[at]], ranked[reg.at[at]]
     new, rank = new[ranked], rank[ranked]
     # Newcomers at the same coup may come in either order: compare with earlier coups only.
     seance, pos = h.seance[new], h.pos[new]
     if not len(new):
         return
-    coup_start = np.r_[True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1])]
+    coup_start = cat(True, (seance[1:] != seance[:-1]) | (pos[1:] != pos[:-1]))
     starts = np.flatnonzero(coup_start)
     at_coup = np.maximum.reduceat(rank, starts)
-    seance_start = np.r_[True, seance[starts][1:] != seance[starts][:-1]]
+    seance_start = cat(True, seance[starts][1:] != seance[starts][:-1])
     upto = running_max(at_coup, seance_start)
-    before = np.repeat(np.r_[0, upto[:-1]], np.diff(np.r_[starts, len(new)]))
-    has_before = np.repeat(~seance_start, np.diff(np.r_[starts, len(new)]))
+    before = np.repeat(cat(0, upto[:-1]), np.diff(cat(starts, len(new))))
+    has_before = np.repeat(~seance_start, np.diff(cat(starts, len(new))))
     late = has_before & (rank < before)
     # After a card holder that cannot be read, who came first is unknown: the hidden
     # player may be the newcomer a later one seems to overtake.
-    blind = carnet.unreadable_rows("coups", "joueur_a", "joueur_b", "type").to_numpy()[p.at]
+    blind = blind_arr(carnet, "coups", "joueur_a", "joueur_b", "type")[p.at]
     if blind.any():
         b_seance, b_pos = p.seance[blind], p.pos[blind]
         firsts = np.lexsort((b_pos, b_seance))
         b_seance, b_pos = b_seance[firsts], b_pos[firsts]
-        keep = np.r_[True, b_seance[1:] != b_seance[:-1]]
+        keep = cat(True, b_seance[1:] != b_seance[:-1])
         b_seance, b_pos = b_seance[keep], b_pos[keep]
         i = np.minimum(np.searchsorted(b_seance, seance), len(b_seance) - 1)
         late &= ~((b_seance[i] == seance) & (pos >= b_pos[i]))
-    rows = carnet.df("coups")["_row"].to_numpy()[p.at]
+    rows = column(carnet, "coups", "_row")[p.at]
     for k in np.flatnonzero(late):
         i = new[k]
         player, r, b = int(h.player[i]), int(rank[k]), int(before[k])
@@ -298,20 +298,18 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     Non-compliant: `R4411 B4412` (two decks); deck R4411 listed again at séance 3 after séance 2.
     Compliant: séance 2 `R4411 B4412 V4413`, séance 3 `R4414 B4415 V4416`.
     """
-    s = carnet.df("seances")
-    s = s[present(s["seance"])]
-    # Deck identifiers are compared as a clerk reads them: case and surrounding blanks do not matter.
-    # (The text operations stay pandas' own; the few séances are then plain Python lists.)
-    decks = [[d for d in ids if d] for ids in
-             s["jeux"].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True).tolist()]
-    seances, rows, jeux = s["seance"].tolist(), s["_row"].tolist(), s["jeux"].tolist()
+    number, ok = ints_of(carnet, "seances", "seance")
+    at = np.flatnonzero(ok)
+    decks = deck_lists(series(carnet, "seances", "jeux"), at)
+    seances, rows = number[at].tolist(), column(carnet, "seances", "_row")[at].tolist()
+    jeux = texts(carnet, "seances", "jeux", at).tolist()
     want = profile.decks_per_seance
     for seance, row, text, ids in zip(seances, rows, jeux, decks):
         listed, distinct = len(ids), len(set(ids))
         if listed != want or distinct != want:
             yield Violation(table="seances", row=row, column="jeux", seance=seance, kind="count",
                             expected=str(want), found=str(distinct),
-                            params={"jeux": py(text) or "", "listed": listed, "distinct": distinct, "want": want})
+                            params={"jeux": text or "", "listed": listed, "distinct": distinct, "want": want})
     used, seen = [], set()
     for seance, row, ids in zip(seances, rows, decks):
         for deck in ids:
@@ -327,6 +325,22 @@ def decks_new_each_seance(carnet: Carnet, profile: Profile) -> Iterator[Violatio
                             params={"deck": deck, "earlier": earliest[deck]})
 
 
+def deck_lists(jeux: pd.Series, at: np.ndarray) -> list[list[str]]:
+    """The deck identifiers of the cells `at` of `jeux`, as a clerk reads them
+    (case and surrounding blanks do not matter): pandas'
+    `fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)`,
+    empty pieces left out. On Arrow text those are Arrow's kernels for the
+    case and the blanks and Python's `re` for the split: the same steps here,
+    without a Series per step (a cost per séance table, not per séance)."""
+    chunked = getattr(jeux.array, "_pa_array", None)
+    if chunked is not None and (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
+        cells = pc.utf8_trim_whitespace(pc.utf8_upper(pc.fill_null(chunked.take(at), ""))).to_pylist()
+        split = re.compile(_DECK_SEPARATORS).split
+        return [[d for d in split(cell) if d] for cell in cells]
+    pieces = jeux.iloc[at].fillna("").str.upper().str.strip().str.split(_DECK_SEPARATORS, regex=True)
+    return [[d for d in ids if d] for ids in pieces.tolist()]
+
+
 @check("EC63-08", needs=("fiches.seance,fiche",))
 def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The fiches of a séance are numbered 1, 2, 3 … without gap or duplicate.
@@ -336,7 +350,7 @@ def fiche_register_uninterrupted(carnet: Carnet, profile: Profile) -> Iterator[V
     Compliant: séance 2 registers fiches 1 … 40, in any row order.
     """
     fiches = carnet.df("fiches")
-    found = breaks_of(fiches, ["seance"], "fiche")
+    found = breaks_of(fiches, ["seance"], "fiche", carnet, "fiches")
     if not found:       # None, or no break: the usual case
         return
     breaks = found.frame(fiches, ["seance"])

@@ -7,13 +7,13 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import ints_of
+from auditor.arrays import column, equals, ints_of, present_of, values_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
-from auditor.frames import first_each, ints, is_value, present
-from auditor.checks._util import coup_of, rows_of, seance_of
+from auditor.frames import cat, first_each
+from auditor.checks._util import keys_of
 from auditor.model import Cents, Day, Violation
 from auditor.registry import check
 from auditor.checks._needs import COUP_KEYS, STAKES
@@ -21,7 +21,7 @@ from auditor.checks._needs import COUP_KEYS, STAKES
 
 
 def _repeated(carnet: Carnet) -> pd.DataFrame | None:
-    repeated = repeated_coups(carnet).to_numpy()
+    repeated = repeated_coups(carnet)
     if not repeated.any():
         return None
     return carnet.df("coups").loc[repeated, ["seance", "coup"]].drop_duplicates()
@@ -33,7 +33,7 @@ def _breaks(carnet: Carnet, keys: list[str], col: str, table: str,
     if skip is not None and len(skip):
         out = df[keys].merge(skip, how="left", on=keys, indicator=True)
         df = df[(out["_merge"] != "both").to_numpy()]
-    found = breaks_of(df, keys, col)
+    found = breaks_of(df, keys, col, carnet, table)
     if not found:       # None, or no break: the usual case
         return
     breaks = found.frame(df, keys)
@@ -85,13 +85,13 @@ def totals_match_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     coups = carnet.df("coups")
     v = amount_arrays(carnet)
     held_a, sur = v["held_a"][0], v["sur_chouette"][0]
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     for kind in ("simple", "chouette"):
         at = verifiable_at(carnet, kind)
         for side in ("a", "b"):
             # The masses of spec § Derived amounts: held(side) in simple, sur_chouette + held(a) for chouette side a.
             total, mass = f"total_{side}_cents", v[f"mass_{side}"][0]
-            t, t_ok = ints(coups[total])
+            t, t_ok = ints_of(carnet, "coups", total)
             for i in at[t_ok[at] & (t[at] != mass[at])]:
                 yield Violation(
                     table="coups", row=int(rows[i]), column=total, seance=int(seance[i]), coup=int(coup[i]),
@@ -111,7 +111,7 @@ def masses_equal(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     coups = carnet.df("coups")
     v = amount_arrays(carnet)
     a, b, sur = v["held_a"][0], v["held_b"][0], v["sur_chouette"][0]
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     at = verifiable_at(carnet, "simple")
     for i in at[a[at] != b[at]]:
         ha, hb = int(a[i]), int(b[i])
@@ -145,9 +145,9 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     st = stakes(carnet)
     montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
     restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
-    readable = st.seance_ok & st.coup_ok & st.rang_ok & present(m["cote"]) & montant_ok & restitue_ok
+    readable = st.seance_ok & st.coup_ok & st.rang_ok & present_of(carnet, "mises", "cote") & montant_ok & restitue_ok
     # The stakes of a coup whose amounts cannot be verified are left out.
-    unverifiable = coup_amounts(carnet)["unverifiable"].to_numpy() & (st.coups_rank >= 0)
+    unverifiable = coup_amounts(carnet).unverifiable & (st.coups_rank >= 0)
     bad = np.zeros(len(st.coups_rank) + 1, dtype=bool)
     bad[st.coups_rank[unverifiable]] = True
     keep = readable
@@ -159,7 +159,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     whole = len(keep) == len(m)
     codes = st.coup_code if whole else st.coup_code[keep]
     rang = st.rang if whole else st.rang[keep]
-    side = is_value(m["cote"], "b")
+    side = equals(carnet, "mises", "cote", "b")
     side = side if whole else side[keep]
     montant, restitue = (montant, restitue) if whole else (montant[keep], restitue[keep])
     pos = np.arange(len(keep))
@@ -173,9 +173,9 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
         return x if in_order else x[by_rank]
 
     cr = ranked(codes)
-    new_coup = np.r_[True, cr[1:] != cr[:-1]] if len(cr) else np.zeros(0, bool)
+    new_coup = cat(True, cr[1:] != cr[:-1]) if len(cr) else np.zeros(0, bool)
     starts = np.flatnonzero(new_coup)
-    sizes = np.diff(np.r_[starts, len(cr)])
+    sizes = np.diff(cat(starts, len(cr)))
     on_b = ranked(side)
     back = ranked(returned)
 
@@ -202,7 +202,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     ret = by_rank[back]
     if len(ret):
         rc, rs = codes[ret], side[ret].astype(np.int64)
-        coup_start = np.r_[True, rc[1:] != rc[:-1]]
+        coup_start = cat(True, rc[1:] != rc[:-1])
         both = np.bitwise_or.reduceat(1 << rs, np.flatnonzero(coup_start)) == 3   # bit 0: a, bit 1: b
         first = ret[np.flatnonzero(coup_start)[both]]
         yield from emit_at(m, m_at[first], lambda r: Violation(
@@ -229,12 +229,12 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     if row["date_debut"] is None or "seances" not in carnet.tables:
         return
     s = carnet.df("seances")
-    days = s["date"].to_numpy()
-    early = np.flatnonzero(present(s["date"]) & (days < np.datetime64(row["date_debut"])))
+    days = values_of(carnet, "seances", "date")
+    early = np.flatnonzero(present_of(carnet, "seances", "date") & (days < np.datetime64(row["date_debut"])))
     if len(early):
         # The earliest: by date, then séance (an unreadable one last), then row.
         number, ok = ints_of(carnet, "seances", "seance")
-        first = np.lexsort((rows_of(s)[early], number[early], ~ok[early], days[early]))[:1]
+        first = np.lexsort((column(carnet, "seances", "_row")[early], number[early], ~ok[early], days[early]))[:1]
         early = early[first]
     yield from emit_at(s, early, lambda r: Violation(
         table="seances", row=r["_row"], column="date", seance=r["seance"], kind="before_start",
@@ -251,14 +251,14 @@ def seance_stamped(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: `timbre` equal to `date`.
     """
     s = carnet.df("seances")
-    stamp, day = present(s["timbre"]), present(s["date"])
+    stamp, day = present_of(carnet, "seances", "timbre"), present_of(carnet, "seances", "date")
     missing = ~stamp
     if missing.any():
         missing &= ~carnet.unreadable_cells("seances", "timbre").to_numpy()
     yield from emit_at(s, np.flatnonzero(missing), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="missing",
         expected=Day.of(r["date"]), found=""))
-    wrong = stamp & day & (s["timbre"].to_numpy() != s["date"].to_numpy())
+    wrong = stamp & day & (values_of(carnet, "seances", "timbre") != values_of(carnet, "seances", "date"))
     yield from emit_at(s, np.flatnonzero(wrong), lambda r: Violation(
         table="seances", row=r["_row"], column="timbre", seance=r["seance"], kind="mismatch",
         expected=Day.of(r["date"]), found=Day.of(r["timbre"]),
@@ -278,15 +278,15 @@ def seances_chronological(carnet: Carnet, profile: Profile) -> Iterator[Violatio
     at = np.flatnonzero(ok)
     first = np.zeros(len(at), dtype=bool)
     first[first_each(number[at])] = True
-    rows = rows_of(s)
+    rows = column(carnet, "seances", "_row")
     for i in at[~first]:
         yield Violation(table="seances", row=int(rows[i]), column="seance", seance=int(number[i]), kind="duplicate",
                         found=str(int(number[i])))
-    u = at[first & present(s["date"])[at]]
+    u = at[first & present_of(carnet, "seances", "date")[at]]
     u = u[np.argsort(number[u], kind="stable")]
     if len(u) < 2:
         return
-    days = s["date"].to_numpy()[u]
+    days = values_of(carnet, "seances", "date")[u]
     latest = np.maximum.accumulate(days)
     for k in np.flatnonzero(days[1:] < latest[:-1]) + 1:
         day, before = s["date"].iloc[u[k]], pd.Timestamp(latest[k - 1])
@@ -304,6 +304,9 @@ def coup_has_stakes(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Compliant: each coup has its stakes in `mises`.
     """
     a = coup_amounts(carnet)
-    hit = (a["n_mises"].to_numpy() == 0) & present(a["seance"]) & present(a["coup"]) & ~a["unverifiable"].to_numpy()
-    yield from emit_at(a, np.flatnonzero(hit), lambda r: Violation(
-        table="coups", row=r["_row"], column="coup", seance=r["seance"], coup=r["coup"], kind="default"))
+    seance, seance_ok = ints_of(carnet, "coups", "seance")
+    coup, coup_ok = ints_of(carnet, "coups", "coup")
+    rows = column(carnet, "coups", "_row")
+    for i in np.flatnonzero((a.n_mises == 0) & seance_ok & coup_ok & ~a.unverifiable):
+        yield Violation(table="coups", row=int(rows[i]), column="coup", seance=int(seance[i]), coup=int(coup[i]),
+                        kind="default")

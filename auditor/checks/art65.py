@@ -6,13 +6,12 @@ from typing import Iterator
 
 import numpy as np
 
-from auditor.arrays import ints_of
+from auditor.arrays import blind_cells, column, equals, ints_of, present_of, texts
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import coup_of, emit_at, rows_of, seance_of
+from auditor.checks._util import keys_of
 from auditor.derived.amounts import amount_arrays, verifiable_at
-from auditor.derived.chouette import chouette_state
-from auditor.frames import ints, is_value, present, py
+from auditor.derived.chouette import ChouetteState, chouette_state
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES, CHOUETTE_STATE
@@ -35,24 +34,41 @@ def chouette_adjudicated(carnet: Carnet, profile: Profile) -> Iterator[Violation
     s = chouette_state(carnet)
     if s.empty:
         return
-    rows, seance, coup = rows_of(s), seance_of(s), coup_of(s)
-    start = s["run_start"].to_numpy() & ~is_value(s["evenement"], "adjudication") & ~s["evenement_unreadable"].to_numpy()
+    at = s.at
+    rows = column(carnet, "coups", "_row")[at]
+    start = s.run_start & ~equals(carnet, "coups", "evenement", "adjudication")[at] & ~s.evenement_unreadable
     if start.any():
-        events, players = s["evenement"].tolist(), s["joueur_a"].tolist()
-        for i in np.flatnonzero(start):
-            event = py(events[i]) or ""
-            yield Violation(table="coups", row=int(rows[i]), column="evenement", seance=int(seance[i]),
-                            coup=int(coup[i]), kind="no_adjudication", expected="adjudication", found=event,
-                            params={"joueur": py(players[i]), "evenement": event})
-    at = s.index
+        events, players = texts(carnet, "coups", "evenement", at[start]), texts(carnet, "coups", "joueur_a", at[start])
+        for k, i in enumerate(np.flatnonzero(start)):
+            event = events[k] or ""
+            yield Violation(table="coups", row=int(rows[i]), column="evenement", seance=int(s.seance[i]),
+                            coup=int(s.coup[i]), kind="no_adjudication", expected="adjudication", found=event,
+                            params={"joueur": players[k], "evenement": event})
     for field, kind in (("chouette_cents", "no_chouette"), ("en_dehors_cents", "no_en_dehors")):
-        empty = ~present(s[field])
+        empty = ~present_of(carnet, "coups", field)[at]
         if empty.any():
             # An unreadable cell is already an EC00-02: only an empty one is missing.
-            empty &= ~carnet.unreadable_cells("coups", field).loc[at].to_numpy()
+            empty &= ~blind_cells(carnet, "coups", field)[at]
             for i in np.flatnonzero(empty):
-                yield Violation(table="coups", row=int(rows[i]), column=field, seance=int(seance[i]),
-                                coup=int(coup[i]), kind=kind, found="")
+                yield Violation(table="coups", row=int(rows[i]), column=field, seance=int(s.seance[i]),
+                                coup=int(s.coup[i]), kind=kind, found="")
+
+
+def _records(carnet: Carnet, s: ChouetteState, idx: np.ndarray) -> Iterator[dict]:
+    """The chouette coups `idx` (positions in the state) as dicts of plain
+    Python values (None where missing), as `records` gives a frame's rows."""
+    if not len(idx):
+        return
+    at = s.at[idx]
+    cols = {"_row": column(carnet, "coups", "_row")[at].tolist(), "seance": s.seance[idx].tolist(),
+            "coup": s.coup[idx].tolist(), "joueur_a": texts(carnet, "coups", "joueur_a", at).tolist(),
+            "evenement": texts(carnet, "coups", "evenement", at).tolist(),
+            "chouette_cents": texts(carnet, "coups", "chouette_cents", at).tolist(),
+            "adjudicated": np.where(s.adjudicated_ok[idx], s.adjudicated[idx], None).tolist(),
+            "prev_coup": np.where(s.run_start[idx], None, s.prev_coup[idx]).tolist()}
+    names = list(cols)
+    for values in zip(*cols.values()):
+        yield dict(zip(names, values))
 
 
 @check("EC65-02", needs=CHOUETTE_STATE)
@@ -66,21 +82,21 @@ def remise_regular(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     s = chouette_state(carnet)
     if s.empty:
         return
-    remise = is_value(s["evenement"], "remise")
+    remise = equals(carnet, "coups", "evenement", "remise")[s.at]
     if not remise.any():
         return
-    prev_saute = s["prev_saute"].array
-    not_after = remise & ~prev_saute.to_numpy(dtype=bool, na_value=True)
-    yield from emit_at(s, np.flatnonzero(not_after), lambda x: _coup(x, "evenement", "not_after_saute", found="remise",
-                                               params={"joueur": x["joueur_a"]}))
-    second = remise & (s["remises_before"].to_numpy() > 0)
-    yield from emit_at(s, np.flatnonzero(second), lambda x: _coup(x, "evenement", "second_remise", found="remise",
-                                            params={"joueur": x["joueur_a"]}))
-    (ch, ch_ok), (adj, adj_ok) = ints(s["chouette_cents"]), ints(s["adjudicated"])
-    amount = remise & ch_ok & adj_ok & (ch != adj)
-    yield from emit_at(s, np.flatnonzero(amount), lambda x: _coup(
-        x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
-        params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]}))
+    not_after = remise & ~np.where(s.prev_saute_known, s.prev_saute, True)
+    for x in _records(carnet, s, np.flatnonzero(not_after)):
+        yield _coup(x, "evenement", "not_after_saute", found="remise", params={"joueur": x["joueur_a"]})
+    second = remise & (s.remises_before > 0)
+    for x in _records(carnet, s, np.flatnonzero(second)):
+        yield _coup(x, "evenement", "second_remise", found="remise", params={"joueur": x["joueur_a"]})
+    ch_ok = present_of(carnet, "coups", "chouette_cents")[s.at]
+    ch = ints_of(carnet, "coups", "chouette_cents")[0][s.at]
+    amount = remise & ch_ok & s.adjudicated_ok & (ch != s.adjudicated)
+    for x in _records(carnet, s, np.flatnonzero(amount)):
+        yield _coup(x, "chouette_cents", "amount", expected=Cents(x["adjudicated"]), found=Cents(x["chouette_cents"]),
+                    params={"chouette_cents": x["chouette_cents"], "adjudicated_cents": x["adjudicated"]})
 
 
 @check("EC65-03", needs=CHOUETTE_STATE)
@@ -94,18 +110,19 @@ def chouette_stops_after_saute(carnet: Carnet, profile: Profile) -> Iterator[Vio
     s = chouette_state(carnet)
     if s.empty:
         return
-    after = s["prev_saute"].array.to_numpy(dtype=bool, na_value=False) & ~s["evenement_unreadable"].to_numpy()
+    after = s.prev_saute & s.prev_saute_known & ~s.evenement_unreadable
     if not after.any():
         return
     # The saute at the previous coup was the segment's second (or a later one, if it went on anyway).
-    auction = after & (s["sautes_upto_prev"].to_numpy() >= 2)
-    wrong = auction & ~is_value(s["evenement"], "adjudication")
-    yield from emit_at(s, np.flatnonzero(wrong), lambda r: _coup(
-        r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
-        params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""}))
-    silent = after & ~present(s["evenement"]) & ~auction
-    yield from emit_at(s, np.flatnonzero(silent), lambda r: _coup(r, "evenement", "no_event", expected="remise / adjudication",
-                                            found="", params={"saute_coup": r["prev_coup"]}))
+    auction = after & (s.sautes_upto_prev >= 2)
+    wrong = auction & ~equals(carnet, "coups", "evenement", "adjudication")[s.at]
+    for r in _records(carnet, s, np.flatnonzero(wrong)):
+        yield _coup(r, "evenement", "not_auctioned", expected="adjudication", found=r["evenement"] or "",
+                    params={"saute_coup": r["prev_coup"], "evenement": r["evenement"] or ""})
+    silent = after & ~present_of(carnet, "coups", "evenement")[s.at] & ~auction
+    for r in _records(carnet, s, np.flatnonzero(silent)):
+        yield _coup(r, "evenement", "no_event", expected="remise / adjudication", found="",
+                    params={"saute_coup": r["prev_coup"]})
 
 
 @check("EC65-04", needs=("coups.type", *STAKES))
@@ -116,12 +133,11 @@ def pontes_on_chouette_side_only_beyond(carnet: Carnet, profile: Profile) -> Ite
     Non-compliant: chouette 100 €, pontes 100 €, 20 € held on side a (the chouette then holds 80 €).
     Compliant: chouette 100 €, pontes 130 €, 30 € held on side a.
     """
-    coups = carnet.df("coups")
     v = amount_arrays(carnet)
     held_a, sur = v["held_a"][0], v["sur_chouette"][0]
     ch, ch_ok = ints_of(carnet, "coups", "chouette_cents")
     at = verifiable_at(carnet, "chouette")
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     for i in at[ch_ok[at] & (held_a[at] > 0) & (sur[at] < ch[at])]:
         yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
                         coup=int(coup[i]), kind="default", expected=Cents(int(ch[i])), found=Cents(int(sur[i])),
@@ -137,11 +153,10 @@ def en_dehors_matches_stakes(carnet: Carnet, profile: Profile) -> Iterator[Viola
     Non-compliant: `en_dehors` 0 while side a's stakes hold 20 €.
     Compliant: `en_dehors` 20 € for side a's stakes holding 20 €.
     """
-    coups = carnet.df("coups")
     held_a = amount_arrays(carnet)["held_a"][0]
     out, out_ok = ints_of(carnet, "coups", "en_dehors_cents")
     at = verifiable_at(carnet, "chouette")
-    rows, seance, coup = rows_of(coups), seance_of(coups), coup_of(coups)
+    rows, seance, coup = keys_of(carnet, "coups")
     for i in at[out_ok[at] & (out[at] != held_a[at])]:
         yield Violation(table="coups", row=int(rows[i]), column="en_dehors_cents", seance=int(seance[i]),
                         coup=int(coup[i]), kind="default", expected=Cents(int(held_a[i])), found=Cents(int(out[i])),

@@ -10,7 +10,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit_at, records
 from auditor.derived.levy import NA, chouette_levy, simple_levy
-from auditor.frames import ints, is_value
+from auditor.arrays import equals, ints_of
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import STAKES
@@ -31,7 +31,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """
     s = simple_levy(carnet, profile)
     c = carnet.df("coups")
-    recorded, ok = ints(c["prelevement_cents"])
+    recorded, ok = ints_of(carnet, "coups", "prelevement_cents")
     recorded, ok = recorded[s.at], ok[s.at]
     wrong = np.flatnonzero(ok & ~_accepted(recorded, s.lo, s.hi, profile.levy_step_cents))
     # Rows of the coups cut only for the coups reported (usually none).
@@ -42,9 +42,8 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
             kind="avant", expected=Cents(hi), found=Cents(r["prelevement_cents"]),
             impact_cents=hi - r["prelevement_cents"],
             params={"mass_cents": mass, "side": r["gagnant"]})
-    c = carnet.df("coups")
-    after, after_ok = ints(c["prelevement_apres_cents"])
-    apres = is_value(c["type"], "simple") & after_ok & (after != 0)
+    after, after_ok = ints_of(carnet, "coups", "prelevement_apres_cents")
+    apres = equals(carnet, "coups", "type", "simple") & after_ok & (after != 0)
     yield from emit_at(c, np.flatnonzero(apres), lambda r: Violation(
         table="coups", row=r["_row"], column="prelevement_apres_cents", seance=r["seance"], coup=r["coup"],
         kind="apres", expected=Cents(0), found=Cents(r["prelevement_apres_cents"]),
@@ -65,7 +64,7 @@ def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]
     c = carnet.df("coups")
     step = profile.levy_step_cents
     for phase, column in (("avant", "prelevement_cents"), ("apres", "prelevement_apres_cents")):
-        recorded, ok = ints(c[column])
+        recorded, ok = ints_of(carnet, "coups", column)
         recorded, ok = recorded[ch.at], ok[ch.at]
         lo, hi = ch.lo[phase], ch.hi[phase]
         known = hi != NA

@@ -11,7 +11,7 @@ from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.model import Violation
 from auditor.registry import check
-from auditor.frames import find, pair_codes
+from auditor.frames import cat, find, pair_codes
 from auditor.checks._needs import COUP_KEYS
 
 
@@ -58,8 +58,8 @@ def _absent(codes: np.ndarray, among: np.ndarray) -> np.ndarray:
     if not np.all(among[1:] > among[:-1]):
         among = np.unique(among)
     if len(codes) and np.all(codes[1:] >= codes[:-1]):
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-        return np.repeat(find(among, codes[starts]) < 0, np.diff(np.r_[starts, len(codes)]))
+        starts = np.flatnonzero(cat(True, codes[1:] != codes[:-1]))
+        return np.repeat(find(among, codes[starts]) < 0, np.diff(cat(starts, len(codes))))
     return find(among, codes) < 0
 
 

@@ -13,7 +13,7 @@ from auditor.derived.amounts import coup_amounts, repeated_coups
 from auditor.tickets.ledger import NA_INT, PHASES, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
-from auditor.frames import find, pair_codes
+from auditor.frames import cat, find, pair_codes
 from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
@@ -34,7 +34,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
     g_seance, g_coup, g_phase = g["seance"], g["coup"], g["phase"]
     g_face, g_bad = g["face"], g["unreadable"].astype(bool)
     seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
-    keep = ~(coup_amounts(carnet)["unverifiable"].to_numpy(bool)
+    keep = ~(coup_amounts(carnet).unverifiable
              | could_be(carnet, "tickets", ["seance", "coup"], carnet.df("coups")))
     keep &= (seance != NA_INT) & (coup != NA_INT)
     at = np.flatnonzero(keep)
@@ -78,7 +78,7 @@ def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     coup_bad = np.bincount(g["coup_id"], weights=bad) > 0
     keep = ~coup_bad[g["coup_id"]]
     # A repeated coup number pools two coups' tickets: not a count to judge.
-    repeated = repeated_coups(carnet).to_numpy(bool)
+    repeated = repeated_coups(carnet)
     if repeated.any():
         seance, coup = column(carnet, "coups", "seance"), column(carnet, "coups", "coup")
         repeated = repeated & (seance != NA_INT) & (coup != NA_INT)
@@ -129,7 +129,7 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
         return
     # Rank of each first row among its séance's (carnet order).
     by_seance = np.argsort(inv, kind="stable")
-    starts = np.r_[0, np.cumsum(n)[:-1]]
+    starts = cat(0, np.cumsum(n)[:-1])
     rank = np.empty(len(firsts), dtype=np.int64)
     rank[by_seance] = np.arange(len(firsts)) - np.repeat(starts, n)
     # Located where the first value beyond the limit appears.

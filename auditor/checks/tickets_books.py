@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from auditor.arrays import NA_INT, blind, column
+from auditor.arrays import NA_INT, blind, column, present_of, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import emit
@@ -52,8 +52,8 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
     books, pairs = led.books, led.book_pairs
     # The date of each séance, from its first row with a date (an unreadable date is simply not compared).
     seance = column(carnet, "seances", "seance")
-    dates = carnet.df("seances")["date"]
-    dated = np.flatnonzero((seance != NA_INT) & dates.notna().to_numpy(bool))
+    dates = series(carnet, "seances", "date")
+    dated = np.flatnonzero((seance != NA_INT) & present_of(carnet, "seances", "date"))
     ids, first = np.unique(seance[dated], return_index=True)
     days = service_days(dates)[dated[first]]
     j = find(ids, led.runs["seance"][pairs["run"]])

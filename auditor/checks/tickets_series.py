@@ -13,6 +13,7 @@ from auditor.tickets.ledger import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.checks._needs import BOOKS, TICKETS
+from auditor.frames import cat
 
 
 def _emit(hit, make) -> Iterator[Violation]:
@@ -115,11 +116,11 @@ def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violati
     vid = r["ks"][o] // led.stride
     if len(o) == 0:
         return
-    new = np.r_[True, (vid[1:] != vid[:-1]) | (seance[o][1:] != seance[o][:-1]) | (coup[o][1:] != coup[o][:-1])]
+    new = cat(True, (vid[1:] != vid[:-1]) | (seance[o][1:] != seance[o][:-1]) | (coup[o][1:] != coup[o][:-1]))
     first = np.flatnonzero(new)
     step_run, low, high = o[first], g[o][first], np.maximum.reduceat(ke[o], first)
-    same_value = np.r_[False, vid[first][1:] == vid[first][:-1]]
-    prev_high = np.r_[0, high[:-1]]
+    same_value = cat(False, vid[first][1:] == vid[first][:-1])
+    prev_high = cat(0, high[:-1])
     back = np.flatnonzero(same_value & (low < prev_high))
     prev_run = step_run[back - 1]
     hit = led.located(step_run[back], number=led.number(low[back]), previous=led.number(prev_high[back]),

@@ -6,32 +6,71 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import ints_of
+from auditor.arrays import could_be, equals, ints_of, present_of
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from dataclasses import dataclass
 
-from auditor.frames import group_sums, ints, is_value, lookup, pair_codes, present
+from auditor.frames import cat, group_sums, lookup, pair_codes
 
 
 @per_carnet
-def repeated_coups(carnet: Carnet) -> pd.Series:
-    """Rows of `coups` whose (séance, coup) is written on more than one row."""
-    c = carnet.df("coups")
+def repeated_coups(carnet: Carnet) -> np.ndarray:
+    """Rows of `coups` whose (séance, coup) is written on more than one row (a bool array)."""
     seance, s_ok = ints_of(carnet, "coups", "seance")
     coup, c_ok = ints_of(carnet, "coups", "coup")
     known = np.flatnonzero(s_ok & c_ok)
-    out = np.zeros(len(c), dtype=bool)
+    out = np.zeros(len(s_ok), dtype=bool)
     if len(known):
         code = pair_codes((seance[known], coup[known]))[0]
         _, inverse, counts = np.unique(code, return_inverse=True, return_counts=True)
         out[known] = counts[inverse.reshape(-1)] > 1
-    return pd.Series(out, index=c.index)
+    out.flags.writeable = False    # shared by every rule: read-only
+    return out
+
+
+@dataclass(frozen=True)
+class CoupAmounts:
+    """The stakes' sums of `coup_amounts`, one element per row of `coups`, as
+    numpy: each amount is int64 values (0 where missing) with its own valid
+    mask (`*_ok`). held_a, held_b, sur_chouette, mass_a, mass_b are valid
+    where the coup has stakes (`found`)."""
+
+    held_a: np.ndarray
+    held_b: np.ndarray
+    found: np.ndarray
+    n_mises: np.ndarray
+    unverifiable: np.ndarray
+    sur_chouette: np.ndarray
+    mass_a: np.ndarray
+    levy_held_a: np.ndarray
+    levy_held_a_ok: np.ndarray
+    levy_held_b: np.ndarray
+    levy_held_b_ok: np.ndarray
+    levy_sur_chouette: np.ndarray
+    levy_sur_chouette_ok: np.ndarray
+
+    def frame(self, carnet: Carnet) -> pd.DataFrame:
+        """The amounts as one frame, indexed like `coups` (tests and readers that want pandas)."""
+        coups = carnet.df("coups")
+
+        def money(values: np.ndarray, valid: np.ndarray) -> pd.arrays.IntegerArray:
+            return pd.arrays.IntegerArray(values.copy(), ~valid)
+
+        columns = {k: coups[k].array for k in ("seance", "coup", "type")}
+        columns.update(_row=coups["_row"].to_numpy(), held_a=money(self.held_a, self.found),
+                       held_b=money(self.held_b, self.found), n_mises=self.n_mises, unverifiable=self.unverifiable,
+                       sur_chouette=money(self.sur_chouette, self.found), mass_a=money(self.mass_a, self.found),
+                       mass_b=money(self.held_b, self.found),
+                       levy_held_a=money(self.levy_held_a, self.levy_held_a_ok),
+                       levy_held_b=money(self.levy_held_b, self.levy_held_b_ok),
+                       levy_sur_chouette=money(self.levy_sur_chouette, self.levy_sur_chouette_ok))
+        return pd.DataFrame(columns, index=coups.index)
 
 
 @per_carnet
-def coup_amounts(carnet: Carnet) -> pd.DataFrame:
-    """One row per coup of `coups` (same index), with the stakes' sums.
+def coup_amounts(carnet: Carnet) -> CoupAmounts:
+    """The stakes' sums of each coup of `coups` (same positions), as numpy (`CoupAmounts`).
 
     held_a / held_b: Σ (montant − restitue) of the coup's stakes per side;
     n_mises: how many stake rows; unverifiable: a stake of the coup has an
@@ -39,16 +78,18 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     read may be the coup's, or the coup's number is repeated (mass, levy
     and ticket rules skip the coup);
     sur_chouette = held_b − held_a (chouette: what the chouette holds
-    against the pontes); mass_a / mass_b: the masses of spec § Derived.
+    against the pontes); mass_a / mass_b: the masses of spec § Derived
+    (mass_b is held_b).
 
     levy_held_a / levy_held_b / levy_sur_chouette: the same amounts as the
     levy rules (and the chouette state) use them: from the stakes, or,
     for a coup without any stake row, from the recorded totals (simple:
     total_a / total_b; chouette: held(a) = en_dehors, held(b) = total_b).
+    Plain arrays, not a frame: on a small carnet building a frame of these
+    cost more than all the sums.
     """
-    coups = carnet.df("coups")
-    n = len(coups)
-    chouette = is_value(coups["type"], "chouette")
+    n = len(carnet.df("coups"))
+    chouette = equals(carnet, "coups", "type", "chouette")
     total_a, total_a_ok = ints_of(carnet, "coups", "total_a_cents")
     out_a, out_a_ok = ints_of(carnet, "coups", "en_dehors_cents")
     recorded_a = np.where(chouette, out_a, total_a), np.where(chouette, out_a_ok, total_a_ok)
@@ -57,16 +98,14 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     found = unverifiable = np.zeros(n, dtype=bool)
     n_mises = np.zeros(n, dtype=np.int64)
     if "mises" in carnet.tables:
-        m = carnet.df("mises")
         st = stakes(carnet)
         montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
         restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
-        side = m["cote"]
-        bad = ~montant_ok | ~restitue_ok | ~present(side)
+        bad = ~montant_ok | ~restitue_ok | ~present_of(carnet, "mises", "cote")
         held = np.where(bad, 0, montant - restitue)
         # Stakes of a coup absent from `coups` total no coup: only the others are summed.
         sel = np.flatnonzero(st.in_coups)
-        on_a, on_b = is_value(side, "a")[sel], is_value(side, "b")[sel]
+        on_a, on_b = equals(carnet, "mises", "cote", "a")[sel], equals(carnet, "mises", "cote", "b")[sel]
         held, bad = held[sel], bad[sel]
         ranks, counts, (sum_a, sum_b, n_bad) = group_sums(
             st.coup_rank[sel], np.where(on_a, held, 0), np.where(on_b, held, 0), bad.astype(np.int64))
@@ -83,10 +122,10 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
             n_mises = np.where(found, counts[where], 0)
             unverifiable = found & (n_bad[where] > 0)
         # A stake whose séance or coup cannot be read may belong to the coup: its sums are unknown.
-        unverifiable = unverifiable | carnet.could_be("mises", ["seance", "coup"], coups).to_numpy()
+        unverifiable = unverifiable | could_be(carnet, "mises", ["seance", "coup"], carnet.df("coups"))
     # Two coup rows with one (séance, coup) would pool their stakes and tickets:
     # EC64-01 reports the repeat, no amount is computed from the pool.
-    unverifiable = unverifiable | repeated_coups(carnet).to_numpy()
+    unverifiable = unverifiable | repeated_coups(carnet)
     sur = held_b - held_a
     mass_a = np.where(chouette, sur + held_a, held_a)
     from_stakes = n_mises > 0
@@ -96,16 +135,20 @@ def coup_amounts(carnet: Carnet) -> pd.DataFrame:
     levy_b_ok = np.where(from_stakes, found, recorded_b[1])
     levy_ok = levy_a_ok & levy_b_ok
 
-    def money(values: np.ndarray, valid: np.ndarray) -> pd.arrays.IntegerArray:
-        return pd.arrays.IntegerArray(np.where(valid, values, 0), ~valid)
+    def zeroed(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        out = np.where(valid, values, 0)
+        out.flags.writeable = False    # shared by every rule: read-only
+        return out
 
-    columns = {k: coups[k].array for k in ("seance", "coup", "type")}
-    columns.update(_row=coups["_row"].to_numpy(), held_a=money(held_a, found), held_b=money(held_b, found),
-                   n_mises=n_mises, unverifiable=unverifiable, sur_chouette=money(sur, found),
-                   mass_a=money(mass_a, found), mass_b=money(held_b, found),
-                   levy_held_a=money(levy_a, levy_a_ok), levy_held_b=money(levy_b, levy_b_ok),
-                   levy_sur_chouette=money(levy_b - levy_a, levy_ok))
-    return pd.DataFrame(columns, index=coups.index)
+    for shared in (found, n_mises, unverifiable, levy_a_ok, levy_b_ok, levy_ok):
+        shared.flags.writeable = False
+
+    return CoupAmounts(
+        held_a=zeroed(held_a, found), held_b=zeroed(held_b, found), found=found, n_mises=n_mises,
+        unverifiable=unverifiable, sur_chouette=zeroed(sur, found), mass_a=zeroed(mass_a, found),
+        levy_held_a=zeroed(levy_a, levy_a_ok), levy_held_a_ok=levy_a_ok,
+        levy_held_b=zeroed(levy_b, levy_b_ok), levy_held_b_ok=levy_b_ok,
+        levy_sur_chouette=zeroed(levy_b - levy_a, levy_ok), levy_sur_chouette_ok=levy_ok)
 
 
 @dataclass(frozen=True)
@@ -150,10 +193,10 @@ def stakes(carnet: Carnet) -> Stakes:
     table, first = np.unique(c_code, return_index=True)
     # The codes order by séance first: a séance's rank goes up where the séance changes.
     table_seance = c_seance[known][first]
-    seance_rank = np.cumsum(np.r_[True, table_seance[1:] != table_seance[:-1]]) - 1 if len(table) else table
+    seance_rank = np.cumsum(cat(True, table_seance[1:] != table_seance[:-1])) - 1 if len(table) else table
     # A coup's stakes are usually written together: look each run of one code up once.
-    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if len(code) else np.zeros(0, dtype=np.int64)
-    sizes = np.diff(np.r_[starts, len(code)])
+    starts = np.flatnonzero(cat(True, code[1:] != code[:-1])) if len(code) else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(cat(starts, len(code)))
     at, found = lookup(table, code[starts])
     s_rank = seance_rank[at] if len(table) else np.zeros(len(at), dtype=np.int64)
     at, found, s_rank = np.repeat(at, sizes), np.repeat(found, sizes), np.repeat(s_rank, sizes)
@@ -168,12 +211,13 @@ def verifiable_at(carnet: Carnet, kind: str) -> np.ndarray:
     stakes, as positions in `coups`, in row order: the mass and total rules
     skip a coup without any stake row, or with an unreadable stake."""
     a = coup_amounts(carnet)
-    ok = is_value(a["type"], kind) & (a["n_mises"].to_numpy() > 0) & ~a["unverifiable"].to_numpy()
+    ok = equals(carnet, "coups", "type", kind) & (a.n_mises > 0) & ~a.unverifiable
     return np.flatnonzero(ok)
 
 
 @per_carnet
 def amount_arrays(carnet: Carnet) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The amounts of `coup_amounts` as numpy (values with 0 where missing, valid)."""
+    """The amounts of `coup_amounts` by name (values with 0 where missing, valid)."""
     a = coup_amounts(carnet)
-    return {k: ints(a[k]) for k in ("held_a", "held_b", "sur_chouette", "mass_a", "mass_b")}
+    return {"held_a": (a.held_a, a.found), "held_b": (a.held_b, a.found), "sur_chouette": (a.sur_chouette, a.found),
+            "mass_a": (a.mass_a, a.found), "mass_b": (a.held_b, a.found)}

@@ -13,10 +13,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from auditor.arrays import column
+from auditor.arrays import column, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile, load_profile
 from auditor.model import BatchCarnet
+from auditor.frames import cat
 
 NA = np.iinfo(np.int64).min            # a missing cell in a plain int64 array
 _SPACES = re.compile(r"\s+")
@@ -64,7 +65,7 @@ def _seances(carnet: Carnet) -> tuple:
     """The readable séances `(number, iso_date, row, cell)` in the order of séances (date, then number, then row)."""
     t = carnet.tables["seances"]
     number = _ints(carnet, "seances", "seance")
-    days = t.df["date"].to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
+    days = series(carnet, "seances", "date").to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
     if days is None:
         return ()
     row = _ints(carnet, "seances", "_row")
@@ -106,7 +107,8 @@ def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
     v, p, s, c, r = (_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "seance", "coup", "_row"))
     d = _ints(carnet, "tickets", "dernier")
     d = np.where(d == NA, p, d)                       # an empty dernier is premier (carnet-format.md)
-    phase = t.df["phase"].to_numpy(dtype=object, na_value="") if "phase" in t.df.columns else np.full(len(v), "")
+    phase = (series(carnet, "tickets", "phase").to_numpy(dtype=object, na_value="") if "phase" in t.df.columns
+             else np.full(len(v), ""))
     ph = np.where(phase == "apres", 1, 0)
     ok = (np.isin(v, np.asarray(profile.ticket_values_cents, dtype=np.int64)) & (p != NA) & (p >= 1)
           & (d <= int(profile.ticket_number_max)) & (p <= d) & (s != NA) & (c != NA))
@@ -116,8 +118,8 @@ def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
     # By value, then the carnet's order of detachment: each value's first and last rows are its ends.
     at = at[np.lexsort((r[at], ph[at], c[at], s[at], v[at]))]
     vals = v[at]
-    first = at[np.r_[True, vals[1:] != vals[:-1]]]
-    last = at[np.r_[vals[1:] != vals[:-1], True]]
+    first = at[cat(True, vals[1:] != vals[:-1])]
+    last = at[cat(vals[1:] != vals[:-1], True)]
     last_column = "dernier" if "dernier" in t.present else "premier"
     out = []
     for i, j in zip(first.tolist(), last.tolist()):

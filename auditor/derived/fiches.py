@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.arrays import ints_of
+from auditor.arrays import equals, ints_of, present_of
 from auditor.carnet import Carnet
 from auditor.derived.cache import per_carnet
 from auditor.derived.chouette import play_order
-from auditor.frames import find, first_each, ints, is_value, pair_codes, present
+from auditor.frames import find, first_each, pair_codes
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,6 @@ class Register:
 @per_carnet
 def register(carnet: Carnet) -> Register:
     """The fiche register, as numpy arrays."""
-    f = carnet.df("fiches")
     seance, s_ok = ints_of(carnet, "fiches", "seance")
     fiche, f_ok = ints_of(carnet, "fiches", "fiche")
     readable = s_ok & f_ok
@@ -75,11 +74,10 @@ class Holders:
 def holders(carnet: Carnet) -> Holders:
     """Who holds the cards at each coup, as numpy arrays."""
     p = play_order(carnet)
-    c = carnet.df("coups")
     a, a_ok = ints_of(carnet, "coups", "joueur_a")
     b, b_ok = ints_of(carnet, "coups", "joueur_b")
-    chouette = is_value(c["type"], "chouette")[p.at]
-    known = present(c["type"])[p.at]
+    chouette = equals(carnet, "coups", "type", "chouette")[p.at]
+    known = present_of(carnet, "coups", "type")[p.at]
     n = len(p.at)
     # Side a then side b of each coup: interleaved, then the unreadable ones left out.
     player = np.column_stack([a[p.at], b[p.at]]).reshape(-1)

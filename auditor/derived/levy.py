@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from auditor.arrays import blind_cells, column, equals, ints_of, present_of, texts
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.amounts import coup_amounts
@@ -17,22 +17,9 @@ from auditor.derived.cache import per_carnet
 NA = np.iinfo(np.int64).min      # a missing amount in a plain int64 array
 
 
-def _ints(s: pd.Series) -> np.ndarray:
-    return s.to_numpy(dtype=np.int64, na_value=NA)
-
-
-def _texts(s: pd.Series) -> np.ndarray:
-    return s.to_numpy(dtype=object, na_value="")
-
-
-def _unreadable(carnet: Carnet, table: str, field: str) -> np.ndarray:
-    """`carnet.unreadable_cells` as a bool array, without touching the frame
-    when no cell of that field is unreadable (the usual case)."""
-    source = carnet.tables[table].source_column(field)
-    if not any(code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"
-               for code, v in carnet.problems):
-        return np.zeros(len(carnet.df(table)), dtype=bool)
-    return carnet.unreadable_cells(table, field).to_numpy(bool)
+def _na(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Values with a valid mask as one int64 array, NA where missing."""
+    return np.where(valid, values, NA)
 
 
 def _bounds(profile: Profile, *amounts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -43,11 +30,6 @@ def _bounds(profile: Profile, *amounts: np.ndarray) -> list[tuple[np.ndarray, np
     lo, hi = (np.where(missing, NA, b) for b in profile.levy.bounds_array(np.where(missing, 0, values)))
     cuts = np.cumsum([len(v) for v in amounts])[:-1]
     return list(zip(np.split(lo, cuts), np.split(hi, cuts)))
-
-
-def _int64(values: np.ndarray, index: pd.Index) -> pd.Series:
-    """Plain int64 with NA as an Int64 column."""
-    return pd.Series(pd.arrays.IntegerArray(np.where(values == NA, 0, values), values == NA), index=index)
 
 
 @dataclass(frozen=True)
@@ -86,12 +68,10 @@ def simple_levy(carnet: Carnet, profile: Profile) -> SimpleLevy:
     has no stake row (`coup_amounts` levy basis). Arrays, not a frame: the
     rule cuts the coups' rows only for the coups it reports.
     """
-    c = carnet.df("coups")
     a = coup_amounts(carnet)
-    ok = ((_texts(c["type"]) == "simple") & c["gagnant"].notna().to_numpy(bool)
-          & ~a["unverifiable"].to_numpy(bool))
-    win_a = _texts(c["gagnant"]) == "a"
-    mass = np.where(win_a, _ints(a["levy_held_a"]), _ints(a["levy_held_b"]))
+    ok = (equals(carnet, "coups", "type", "simple") & present_of(carnet, "coups", "gagnant") & ~a.unverifiable)
+    win_a = equals(carnet, "coups", "gagnant", "a")
+    mass = np.where(win_a, _na(a.levy_held_a, a.levy_held_a_ok), _na(a.levy_held_b, a.levy_held_b_ok))
     at = np.flatnonzero(ok & (mass != NA))
     mass = mass[at]
     [(lo, hi)] = _bounds(profile, mass)
@@ -108,19 +88,18 @@ def chouette_levy(carnet: Carnet, profile: Profile) -> ChouetteLevy:
     `coup_amounts` (stakes, or recorded totals for a coup without
     stake rows). A phase's range is NA where it cannot be computed.
     """
-    c = carnet.df("coups")
     a = coup_amounts(carnet)
-    at = np.flatnonzero((_texts(c["type"]) == "chouette") & ~a["unverifiable"].to_numpy(bool))
-    held_a = _ints(a["levy_held_a"])[at]
-    event = _texts(c["evenement"])[at]
+    at = np.flatnonzero(equals(carnet, "coups", "type", "chouette") & ~a.unverifiable)
+    held_a = _na(a.levy_held_a, a.levy_held_a_ok)[at]
+    event = texts(carnet, "coups", "evenement", at)
     staked = (event == "adjudication") | (event == "remise")
-    chouette = np.where(staked, _ints(c["chouette_cents"])[at], 0)
+    chouette = np.where(staked, column(carnet, "coups", "chouette_cents")[at], 0)
     # An unreadable evenement leaves open whether the chouette's own levy is due.
-    known_event = ~_unreadable(carnet, "coups", "evenement")[at]
+    known_event = ~blind_cells(carnet, "coups", "evenement")[at]
     # The pontes cannot have won a negative sum on the chouette (that is EC64-04's business).
-    winner, decided = _texts(c["gagnant"])[at], c["gagnant"].notna().to_numpy(bool)[at]
-    sur = _ints(a["levy_sur_chouette"])[at]
-    won = np.where(~decided, NA, np.where(winner == "b", np.where(sur == NA, NA, np.maximum(sur, 0)), 0))
+    won_b, decided = equals(carnet, "coups", "gagnant", "b")[at], present_of(carnet, "coups", "gagnant")[at]
+    sur = _na(a.levy_sur_chouette, a.levy_sur_chouette_ok)[at]
+    won = np.where(~decided, NA, np.where(won_b, np.where(sur == NA, NA, np.maximum(sur, 0)), 0))
     (lo_out, hi_out), (lo_ch, hi_ch), (lo_apres, hi_apres) = _bounds(profile, held_a, chouette, won)
 
     def avant(out: np.ndarray, ch: np.ndarray) -> np.ndarray:
@@ -128,7 +107,7 @@ def chouette_levy(carnet: Carnet, profile: Profile) -> ChouetteLevy:
 
     return ChouetteLevy(at, held_a, sur, lo={"avant": avant(lo_out, lo_ch), "apres": lo_apres},
                         hi={"avant": avant(hi_out, hi_ch), "apres": hi_apres}, chouette=chouette,
-                        won_b=decided & (winner == "b"))
+                        won_b=decided & won_b)
 
 
 def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
@@ -145,9 +124,8 @@ def levy_totals(carnet: Carnet, profile: Profile) -> tuple[int, int]:
 def levy_by_coup(carnet: Carnet, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
     """(expected, recorded) levy of each row of `coups`, both phases, in cents
     (as `levy_totals` counts them): the history totals them per séance."""
-    c = carnet.df("coups")
-    avant = c["prelevement_cents"].to_numpy(dtype=np.int64, na_value=0)
-    apres = c["prelevement_apres_cents"].to_numpy(dtype=np.int64, na_value=0)
+    avant = ints_of(carnet, "coups", "prelevement_cents")[0]
+    apres = ints_of(carnet, "coups", "prelevement_apres_cents")[0]
     recorded = avant + apres
     expected_avant, expected_apres = avant.copy(), apres.copy()
     s = simple_levy(carnet, profile)

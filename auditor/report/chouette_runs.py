@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from auditor.arrays import texts
 from auditor.carnet import Carnet
 from auditor.derived.chouette import chouette_state
-from auditor.frames import py
 from auditor.i18n import labels
 from auditor.money import format_cents
 
@@ -33,13 +33,19 @@ def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:
         return []
     lab = labels(lang)
     out: list[RunStory] = []
-    cols = ["run_start", "run_end", "seance", "coup", "joueur_a", "chouette_cents", "evenement", "saute"]
+    at = s.at
+    cols = {"run_start": s.run_start.tolist(), "run_end": s.run_end.tolist(), "seance": s.seance.tolist(),
+            "coup": s.coup.tolist(), "joueur_a": texts(carnet, "coups", "joueur_a", at).tolist(),
+            "chouette_cents": texts(carnet, "coups", "chouette_cents", at).tolist(),
+            "evenement": texts(carnet, "coups", "evenement", at).tolist(),
+            "saute": (s.saute & s.saute_known).tolist()}
+    names = list(cols)
     parts: list[str] = []
     first: dict = {}
     # Text only: one pass over the chouette coups (a run starts at the first one), nothing recomputed.
-    # Column by column, then row by row: no frame of the columns, no record dicts from pandas.
-    for values in zip(*(s[c].tolist() for c in cols)):
-        r = {k: py(v) for k, v in zip(cols, values)}
+    # Column by column, then row by row: plain Python values of the state's arrays, no frame.
+    for values in zip(*cols.values()):
+        r = dict(zip(names, values))
         coup, amount = _s(r["coup"]), format_cents(r["chouette_cents"], lang) or "?"
         if r["run_start"]:
             parts, first = [], r

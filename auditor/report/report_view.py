@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from auditor import __version__
-from auditor.arrays import NA_INT, column
+from auditor.arrays import NA_INT, column, series
 from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
 from auditor.i18n import format_day, labels
@@ -317,17 +317,17 @@ def _carnet_facts(carnet) -> tuple[dict[int, str], dict[int, int], dict[int, int
     top_coup: dict[int, int] = {}
     levy: dict[int, int] = {}
     if "seances" in carnet.tables:
-        s = carnet.df("seances")
+        date = series(carnet, "seances", "date")
         number = column(carnet, "seances", "seance")
         known = np.flatnonzero(number != NA_INT)
         _, first = np.unique(number[known], return_index=True)
         at = known[np.sort(first)]      # each séance's first row, in row order
-        if s["date"].dtype.kind == "M":
-            days = s["date"].to_numpy()[at]
+        if date.dtype.kind == "M":
+            days = date.to_numpy()[at]
             text = np.where(np.isnat(days), "", np.datetime_as_string(days, unit="D"))
             dates.update(zip(number[at].tolist(), text.tolist()))
         else:
-            for no, d in zip(number[at].tolist(), s["date"].iloc[at].tolist()):
+            for no, d in zip(number[at].tolist(), date.iloc[at].tolist()):
                 dates[no] = "" if pd.isna(d) else d.date().isoformat()
     if "coups" in carnet.tables:
         number = column(carnet, "coups", "seance")

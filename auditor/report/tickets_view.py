@@ -30,6 +30,7 @@ from auditor.model import AuditResult
 from auditor.model import Status
 from auditor.money import format_cents
 from auditor.report.charts import WIDTH, Bar, Chart, Label, _n
+from auditor.frames import cat
 
 MAX_DETAILED = 24        # books (or out-of-register blocks) drawn one by one, per value
 MAX_SEGMENTS = 400       # rectangles (used stretches and marks) drawn per value
@@ -309,7 +310,7 @@ def _picture(led: TicketLedger, valeur: int, books, blocks, used, missing, dups,
     full = (~is_out) & (drawn == be - bs + 1) & (marks["missing"] == 0) & (marks["dup"] == 0)
     marked = is_out | (marks["missing"] > 0) | (marks["dup"] > 0)
     # Consecutive books used from end to end are one condensed row; a lone one is drawn like the others.
-    edge = np.flatnonzero(np.diff(np.r_[0, full.astype(np.int8), 0]))
+    edge = np.flatnonzero(np.diff(cat(0, full.astype(np.int8), 0)))
     lone = np.zeros(n, dtype=bool)
     starts, ends = edge[0::2], edge[1::2]
     lone[starts[ends - starts == 1]] = True

@@ -9,8 +9,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import NA_INT, Columns, column
-from auditor.frames import pair_codes
+from auditor.arrays import NA_INT, Columns, column, series
+from auditor.frames import cat, pair_codes
 from auditor.tickets.intervals import gaps, merge, overlaps
 
 
@@ -21,9 +21,9 @@ def register_columns(carnet) -> dict[str, np.ndarray]:
     df = carnet.df("carnets_tickets")
     cols = {k: column(carnet, "carnets_tickets", k) for k in ("valeur_cents", "premier", "_row")}
     if "mise_en_service" in df.columns:
-        cols["mise_en_service"] = service_days(df["mise_en_service"])
+        cols["mise_en_service"] = service_days(series(carnet, "carnets_tickets", "mise_en_service"))
     if "paraphe" in df.columns:
-        cols["paraphe"] = df["paraphe"].to_numpy(dtype=object, na_value="")
+        cols["paraphe"] = series(carnet, "carnets_tickets", "paraphe").to_numpy(dtype=object, na_value="")
     return cols
 
 
@@ -114,7 +114,7 @@ class TicketBooks:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
         vid = ue // self.stride
-        last = ue[np.r_[vid[1:] != vid[:-1], True]]       # highest number used in a book, per value
+        last = ue[cat(vid[1:] != vid[:-1], True)]       # highest number used in a book, per value
         first, end = self.book_of(last)
         open_ = end > last
         return last[open_], first[open_], end[open_]
@@ -142,8 +142,8 @@ class TicketBooks:
         base = np.arange(len(self.values), dtype=np.int64) * self.stride
         # Per value: [1, first book − 1], [book end + 1, next book − 1] …, [last book end + 1, max];
         # sorted separately, starts and ends pair up value by value.
-        starts = np.sort(np.r_[base + 1, be + 1])
-        ends = np.sort(np.r_[bs - 1, base + self.max])
+        starts = np.sort(cat(base + 1, be + 1))
+        ends = np.sort(cat(bs - 1, base + self.max))
         keep = starts <= ends
         return starts[keep], ends[keep]
 

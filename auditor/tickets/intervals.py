@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from auditor.frames import cat
+
 
 def merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Union of key intervals sorted by start: disjoint, non-adjacent, sorted."""
@@ -16,7 +18,7 @@ def merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = np.ones(len(s), dtype=bool)
     new[1:] = s[1:] > cm[:-1] + 1
     first = np.flatnonzero(new)
-    last = np.r_[first[1:] - 1, len(s) - 1]
+    last = cat(first[1:] - 1, len(s) - 1)
     return s[first], cm[last]
 
 
@@ -84,7 +86,7 @@ def merge_grouped(group: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.n
     o = np.lexsort((e, s, group))
     g, s, e = group[o], s[o], e[o]
     reach = _cummax_grouped(g, e)
-    new = np.r_[True, (g[1:] != g[:-1]) | (s[1:] > reach[:-1] + 1)]
+    new = cat(True, (g[1:] != g[:-1]) | (s[1:] > reach[:-1] + 1))
     first = np.flatnonzero(new)
     g, s, e = g[first], s[first], np.maximum.reduceat(reach, first)
     o = np.lexsort((g, s))
@@ -95,7 +97,7 @@ def _cummax_grouped(g: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Running maximum of `e` within each run of equal `g` (groups contiguous):
     each group lifted above the one before it, so one running maximum never
     carries a value from one group into the next."""
-    rank = np.cumsum(np.r_[0, g[1:] != g[:-1]])
+    rank = np.cumsum(cat(0, g[1:] != g[:-1]))
     low = e.min()
     span = e.max() - low + 1
     lifted = (e - low) + rank * span

@@ -15,13 +15,14 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import NA_INT, Columns, blind, column
+from auditor.arrays import NA_INT, Columns, blind, column, series
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.derived.batch_facts import ticket_runs
 from auditor.derived.cache import per_carnet
 from auditor.tickets.books import TicketBooks, register_columns
 from auditor.tickets.intervals import merge, range_min, running_reach
+from auditor.frames import cat
 
 PHASES = ("avant", "apres")            # phase codes of `TicketLedger.rows`: 0 avant, 1 apres
 
@@ -61,7 +62,7 @@ class TicketLedger(TicketBooks):
         # Frames only, never the carnet: the cache below must not keep it alive.
         self.table = {k: column(carnet, "tickets", k)
                       for k in ("seance", "coup", "valeur_cents", "premier", "dernier", "_row")}
-        self.table["phase"] = texts(carnet.df("tickets")["phase"])
+        self.table["phase"] = texts(series(carnet, "tickets", "phase"))
         # Rows whose value or numbers could not be read: they may fill a hole of the series.
         self.blind = blind(carnet, "tickets", "valeur_cents", "premier", "dernier")
         self.register = register_columns(carnet) if "carnets_tickets" in carnet.tables else None
@@ -125,8 +126,8 @@ class TicketLedger(TicketBooks):
             return Columns({k: np.array([], dtype=np.int64) for k in (
                 "seance", "coup", "phase", "face", "count", "unreadable", "off_profile", "_row", "pos", "coup_id")})
         s, c, ph = col["seance"], col["coup"], col["phase"]
-        new_coup = np.r_[True, (s[1:] != s[:-1]) | (c[1:] != c[:-1])]
-        first = np.flatnonzero(new_coup | np.r_[True, ph[1:] != ph[:-1]])
+        new_coup = cat(True, (s[1:] != s[:-1]) | (c[1:] != c[:-1]))
+        first = np.flatnonzero(new_coup | cat(True, ph[1:] != ph[:-1]))
         return Columns({
             "seance": s[first], "coup": c[first], "phase": ph[first],
             "face": np.add.reduceat(col["face"], first), "count": np.add.reduceat(col["count"], first),
@@ -190,14 +191,14 @@ class TicketLedger(TicketBooks):
         if len(b["ks"]) < 2:
             return empty
         # Only clusters of runs that overlap can repeat a number: in a sound carnet there are none.
-        cluster = np.cumsum(np.r_[True, b["ks"][1:] > b["reach"][:-1]])
+        cluster = np.cumsum(cat(True, b["ks"][1:] > b["reach"][:-1]))
         sel = np.bincount(cluster)[cluster] > 1
         if not sel.any():
             return empty
         run, ks, ke = b["idx"][sel], b["ks"][sel], b["ke"][sel]
         pos = self.runs["pos"][run]
         # Elementary segments: between consecutive starts and ends, every number has the same runs.
-        bounds = np.unique(np.r_[ks, ke + 1])
+        bounds = np.unique(cat(ks, ke + 1))
         lo, hi = np.searchsorted(bounds, ks), np.searchsorted(bounds, ke + 1)
         first_pos = range_min(lo, hi, pos, len(bounds) - 1)
         by_pos = np.argsort(pos)
@@ -214,9 +215,9 @@ class TicketLedger(TicketBooks):
         keep = owner[seg] != local
         local, seg = local[keep], seg[keep]
         # One stretch per run of consecutive segments with the same first detachment.
-        new = np.r_[True, (local[1:] != local[:-1]) | (owner[seg][1:] != owner[seg][:-1]) | (seg[1:] != seg[:-1] + 1)]
+        new = cat(True, (local[1:] != local[:-1]) | (owner[seg][1:] != owner[seg][:-1]) | (seg[1:] != seg[:-1] + 1))
         first = np.flatnonzero(new)
-        last = np.r_[first[1:] - 1, len(seg) - 1]
+        last = cat(first[1:] - 1, len(seg) - 1)
         return Columns({"s": bounds[seg[first]], "e": bounds[seg[last] + 1] - 1,
                         "at": run[local[first]], "other": run[owner[seg[first]]]})
 
@@ -234,7 +235,7 @@ class TicketLedger(TicketBooks):
             key_s, key_e = at * self.stride + rs % self.stride, at * self.stride + re % self.stride
             ms, me = merge(key_s, key_e)
             owner = ms // self.stride
-            first = np.r_[True, owner[1:] != owner[:-1]]
+            first = cat(True, owner[1:] != owner[:-1])
             owner, ms, me = owner[first], ms[first] % self.stride, me[first] % self.stride
             starts_run = ms == r["premier"][owner]
             g[owner[starts_run]] += me[starts_run] - ms[starts_run] + 1
