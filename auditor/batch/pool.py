@@ -214,11 +214,23 @@ def finish_guarded(index: int, task, options, bounds: Bounds, watchdog: Watchdog
 def audit_here(index: int, job, options, bounds: Bounds, tickets: bool = True):
     """A single carnet, in this process (no worker start-up to pay).
     `tickets`: hand back its ticket runs for the checks over the batch."""
+    _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=False)
     try:
         return audit_guarded(index, job, options, bounds, watchdog, tickets=tickets)
     finally:
         watchdog.stop()
+
+
+def _freeze_what_is_loaded() -> None:
+    """The objects the imports and the warm-up made (pandas, pyarrow, the
+    templates: some 65,000) live as long as the process: frozen, the garbage
+    collector's full passes during the audits skip them (about 5 % of a small
+    carnet's audit). No collection first: they leave no garbage (a pass
+    after the warm-up finds none) and it would cost 20 ms."""
+    import gc
+
+    gc.freeze()
 
 
 def _warm_up(options=None) -> None:
@@ -266,6 +278,7 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     else:
         _warm_up(options)
+    _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     conn.send(("ready", os.getpid()))
     while True:
