@@ -98,6 +98,51 @@ class Breaks:
         return res
 
 
+def ordered(*keys: np.ndarray) -> bool:
+    """Whether the rows are sorted by `keys` (the first the most significant),
+    ties allowed: the check that lets a rule skip its sort, made of comparisons
+    of neighbours only (bool temporaries, where a packed int64 key of a million
+    rows would cost tens of megabytes)."""
+    undecided = None     # pairs of neighbours equal on every key so far
+    for key in keys:
+        left, right = key[:-1], key[1:]
+        down = right < left
+        if undecided is not None:
+            down &= undecided
+        if down.any():
+            return False
+        same = right == left
+        if undecided is None:
+            undecided = same
+        else:
+            undecided &= same
+        if not undecided.any():
+            return True
+    return True
+
+
+def _numbered_in_order(keys: list[np.ndarray], number: np.ndarray) -> bool:
+    """Whether the rows come sorted by `keys` and each group (run of equal
+    keys) numbers its rows 1, 2 … k: then `breaks_of` finds no break. Told
+    from comparisons of neighbours and the ends of the runs alone: no group
+    code, no int64 temporary of the table's length."""
+    if not ordered(*keys, number):
+        return False
+    new_group = np.zeros(len(number), dtype=bool)
+    new_group[0] = True
+    for key in keys:
+        new_group[1:] |= key[1:] != key[:-1]
+    # Sorted and never twice the same number in a run: the numbers rise in it.
+    repeat = number[1:] == number[:-1]
+    repeat &= ~new_group[1:]
+    if repeat.any():
+        return False
+    # Rising integers from 1 to the run's length: exactly 1, 2 … k.
+    starts = np.flatnonzero(new_group)
+    ends = cat(starts[1:], len(number)) - 1
+    return bool((number[starts] == 1).all() and (number[ends] == ends - starts + 1).all())
+
+
 def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: str | None = None) -> Breaks | None:
     """The breaks of `sequence_breaks` (None when no row has its keys and number).
     `carnet` and `table`: `df` is that table's frame, whose columns the carnet
@@ -110,6 +155,8 @@ def breaks_of(df: pd.DataFrame, keys: list[str], col: str, carnet=None, table: s
     if not len(rows):
         return None
     cols = [p[0] if whole else p[0][rows] for p in parts]
+    if _numbered_in_order(cols[:-1], cols[-1]):     # the usual carnet: no break, and nothing to sort
+        return Breaks(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
     g = cols[0] if len(keys) == 1 else pair_codes((cols[0], cols[1]))[0]
     v = cols[-1]
     n = len(rows)

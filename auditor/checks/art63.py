@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from auditor.arrays import blind as blind_arr, blind_cells, column, equals, ints_of, present_of, series, texts, values_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit_at, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, ordered, records
 from auditor.derived.amounts import stakes
 from auditor.derived.chouette import play_order
 from auditor.derived.fiches import holders, register
@@ -89,10 +89,13 @@ def stakes_have_fiche(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     # A stake of a coup absent from `coups` is rejected (EC00-03): it is no one's bet to check.
     sel = np.flatnonzero(st.in_coups & fiche_ok)
     # The first stake of a fiche in the order of play (séance, coup, rang), whatever the row order.
-    sel = _in_play_order(st, sel, row)
+    played = _in_play_order(st, sel, row)
     # Findings are per (séance, fiche): its first stake and how many stakes,
-    # the pairs in order of their first stake.
-    first_at, count = _first_of_pairs(st.seance_rank[sel], fiche[sel])
+    # the pairs in order of their first stake. Every stake, in play order already
+    # (the usual case): the keys are taken as they are, not copied.
+    whole = played is sel and len(sel) == len(row)
+    sel = played
+    first_at, count = _first_of_pairs(*((st.seance_rank, fiche) if whole else (st.seance_rank[sel], fiche[sel])))
     if not len(first_at):
         return
     first = sel[first_at]
@@ -136,11 +139,13 @@ def _in_play_order(st, sel: np.ndarray, row: np.ndarray) -> np.ndarray:
         return sel
     whole = len(sel) == len(row)     # every stake: no copy of the keys
     coup, rang, r = (st.coup_rank, st.rang, row) if whole else (st.coup_rank[sel], st.rang[sel], row[sel])
+    if ordered(coup, rang, r):
+        return sel
     r_low, rang_low = int(r.min()), int(rang.min())
     width, ranks = int(r.max()) - r_low + 1, int(rang.max()) - rang_low + 1
     if (int(coup.max()) + 1) * ranks * width < 2**62:
         key = (coup * ranks + (rang - rang_low)) * width + (r - r_low)
-        return sel if bool(np.all(key[1:] >= key[:-1])) else sel[np.argsort(key, kind="stable")]
+        return sel[np.argsort(key, kind="stable")]
     return sel[np.lexsort((r, rang, coup))]
 
 
@@ -155,7 +160,11 @@ def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndar
     size = (int(seance_rank.max()) + 1) * span
     if size <= 4 * n + 4096:
         # Fiche numbers are small: one slot per possible pair, no hashing nor sort.
-        slot = seance_rank * span + (fiche - low)
+        # In place: one array of a million rows, not three. (Were fiche numbers
+        # near the int64 limits, numpy's wrapping would cancel out: the slot is small.)
+        slot = seance_rank * span
+        slot += fiche
+        slot -= low
         first = np.full(size, n, dtype=np.int64)
         np.minimum.at(first, slot, np.arange(n))
         counts = np.bincount(slot, minlength=size)

@@ -10,7 +10,7 @@ import pandas as pd
 from auditor.arrays import column, equals, ints_of, present_of, values_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
-from auditor.checks._util import breaks_of, emit_at, fillable, records
+from auditor.checks._util import breaks_of, emit_at, fillable, ordered, records
 from auditor.derived.amounts import amount_arrays, coup_amounts, repeated_coups, stakes, verifiable_at
 from auditor.frames import cat, first_each
 from auditor.checks._util import keys_of
@@ -165,8 +165,7 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     pos = np.arange(len(keep))
     returned = restitue > 0
     # Rank order: (séance, coup, rang, row); usually the table's own order, then no sort.
-    code_step = codes[1:] - codes[:-1] if len(codes) else codes
-    in_order = bool(np.all((code_step > 0) | ((code_step == 0) & (rang[1:] >= rang[:-1]))))
+    in_order = ordered(codes, rang)
     by_rank = pos if in_order else np.lexsort((pos, rang, codes))
 
     def ranked(x: np.ndarray) -> np.ndarray:
@@ -175,31 +174,29 @@ def excess_returned_to_last(carnet: Carnet, profile: Profile) -> Iterator[Violat
     cr = ranked(codes)
     new_coup = cat(True, cr[1:] != cr[:-1]) if len(cr) else np.zeros(0, bool)
     starts = np.flatnonzero(new_coup)
-    sizes = np.diff(cat(starts, len(cr)))
     on_b = ranked(side)
     back = ranked(returned)
 
-    def so_far(hits: np.ndarray) -> np.ndarray:
-        """How many of `hits` up to and with each stake, on its side of its coup (rank order).
-        Both sides' counts run in one integer: side a's in the low 32 bits, side b's above."""
-        h = np.where(on_b, hits.astype(np.int64) << 32, hits.astype(np.int64))
-        total = np.cumsum(h)
-        within = total - np.repeat((total - h)[starts], sizes)
-        return np.where(on_b, within >> 32, within & 0xFFFFFFFF)
-
-    # Was anything returned before this stake, on its side of its coup?
-    before = so_far(back) - back
-    late = (before > 0) & ranked(restitue < montant)
+    # Was anything returned before this stake, on its side of its coup? Its (coup, side)'s
+    # first return comes earlier in rank order. The (coup, side) of each stake as one int32,
+    # made in place: a million stakes make no int64 temporary.
+    index = np.int32 if 2 * len(cr) + 2 < 2**31 else np.int64
+    group = np.cumsum(new_coup, dtype=index)
+    group <<= 1
+    group += on_b
+    returns = np.flatnonzero(back)
+    first_back = np.full(2 * len(starts) + 2, len(cr), dtype=index)
+    np.minimum.at(first_back, group[returns], returns.astype(index))
+    late = (first_back[group] < pos) & ranked(restitue < montant)
     # The first late stake of each (coup, side), listed in rank order.
     late = np.flatnonzero(late)     # few: the first of each (coup, side) taken among them alone
-    group = (np.searchsorted(starts, late, side="right") - 1) * 2 + on_b[late]
-    late = by_rank[late[first_each(group)]]
+    late = by_rank[late[first_each(group[late])]]
     yield from emit_at(m, m_at[late], lambda r: Violation(
         table="mises", row=r["_row"], column="restitue_cents", seance=r["seance"], coup=r["coup"],
         rang=r["rang"], kind="not_last", expected=Cents(r["montant_cents"]), found=Cents(r["restitue_cents"]),
         params={"side": r["cote"]}))
     # A coup with returns on both sides: its first return (in rank order).
-    ret = by_rank[back]
+    ret = returns if in_order else by_rank[returns]
     if len(ret):
         rc, rs = codes[ret], side[ret].astype(np.int64)
         coup_start = cat(True, rc[1:] != rc[:-1])
