@@ -49,9 +49,10 @@ def test_pair_codes_are_shared_codes(left, right):
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(-2, 9)), max_size=40), SCALES,
-       st.sampled_from([0, 2**63 - 20, -2**63 + 5]))
-def test_first_of_pairs_in_order_of_first_appearance(pairs, scale, offset):
-    # `offset`: fiche numbers at the ends of int64, where the dense slots' sums wrap around.
+       st.sampled_from([0, 2**63 - 20, -2**63 + 5]), st.sampled_from([1, 3, 1 << 16]))
+def test_first_of_pairs_in_order_of_first_appearance(pairs, scale, offset, piece):
+    # `offset`: fiche numbers at the ends of int64; `piece`: the dense slots taken a few rows
+    # at a time (a pair's rows in several pieces) or all at once.
     seance = np.array([s for s, _ in pairs], dtype=np.int64)
     fiche = np.array([f for _, f in pairs], dtype=np.int64) * (1 if offset else scale) + offset
     first: dict = {}
@@ -59,7 +60,7 @@ def test_first_of_pairs_in_order_of_first_appearance(pairs, scale, offset):
     for i, key in enumerate(zip(seance.tolist(), fiche.tolist())):
         first.setdefault(key, i)
         count[key] = count.get(key, 0) + 1
-    got_first, got_count = _first_of_pairs(seance, fiche)
+    got_first, got_count = _first_of_pairs(seance, fiche, piece)
     assert got_first.tolist() == list(first.values())
     assert got_count.tolist() == list(count.values())
 

@@ -149,9 +149,9 @@ def _in_play_order(st, sel: np.ndarray, row: np.ndarray) -> np.ndarray:
     return sel[np.lexsort((r, rang, coup))]
 
 
-def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray, piece: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
     """Per distinct (séance, fiche), in order of first appearance: the position
-    of its first row and its number of rows."""
+    of its first row and its number of rows. (`piece`: rows taken at a time.)"""
     n = len(fiche)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -160,14 +160,15 @@ def _first_of_pairs(seance_rank: np.ndarray, fiche: np.ndarray) -> tuple[np.ndar
     size = (int(seance_rank.max()) + 1) * span
     if size <= 4 * n + 4096:
         # Fiche numbers are small: one slot per possible pair, no hashing nor sort.
-        # In place: one array of a million rows, not three. (Were fiche numbers
-        # near the int64 limits, numpy's wrapping would cancel out: the slot is small.)
-        slot = seance_rank * span
-        slot += fiche
-        slot -= low
+        # By pieces of the rows: the slots never make arrays of the table's length
+        # (on a million stakes, three of 8 MB each, and their pages to fault in).
         first = np.full(size, n, dtype=np.int64)
-        np.minimum.at(first, slot, np.arange(n))
-        counts = np.bincount(slot, minlength=size)
+        counts = np.zeros(size, dtype=np.int64)
+        for lo in range(0, n, piece):
+            slot = fiche[lo:lo + piece] - low
+            slot += seance_rank[lo:lo + piece] * span
+            np.minimum.at(first, slot, np.arange(lo, lo + len(slot)))
+            np.add.at(counts, slot, 1)
         used = np.flatnonzero(counts)
         order = np.argsort(first[used], kind="stable")
         return first[used][order], counts[used][order]

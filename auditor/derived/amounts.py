@@ -102,13 +102,20 @@ def coup_amounts(carnet: Carnet) -> CoupAmounts:
         montant, montant_ok = ints_of(carnet, "mises", "montant_cents")
         restitue, restitue_ok = ints_of(carnet, "mises", "restitue_cents")
         bad = ~montant_ok | ~restitue_ok | ~present_of(carnet, "mises", "cote")
-        held = np.where(bad, 0, montant - restitue)
-        # Stakes of a coup absent from `coups` total no coup: only the others are summed.
-        sel = np.flatnonzero(st.in_coups)
-        on_a, on_b = equals(carnet, "mises", "cote", "a")[sel], equals(carnet, "mises", "cote", "b")[sel]
-        held, bad = held[sel], bad[sel]
+        held = montant - restitue
+        held[bad] = 0
+        # Stakes of a coup absent from `coups` total no coup: only the others are summed
+        # (usually every stake: then nothing is copied, and each side's sums are made in
+        # place, where a million stakes made some 50 MB of temporaries).
+        whole = bool(st.in_coups.all())
+        sel = None if whole else np.flatnonzero(st.in_coups)
+        on_a, on_b = equals(carnet, "mises", "cote", "a"), equals(carnet, "mises", "cote", "b")
+        if not whole:
+            on_a, on_b, held, bad = on_a[sel], on_b[sel], held[sel], bad[sel]
+        held_on_a = np.where(on_a, held, 0)
+        held[~on_b] = 0
         ranks, counts, (sum_a, sum_b, n_bad) = group_sums(
-            st.coup_rank[sel], np.where(on_a, held, 0), np.where(on_b, held, 0), bad.astype(np.int64))
+            st.coup_rank if whole else st.coup_rank[sel], held_on_a, held, bad.astype(np.int32))
         # Coups whose keys are unreadable, or without any stake row, get no sums (<NA>).
         known = np.flatnonzero(st.coups_rank >= 0)
         at, hit = lookup(ranks, st.coups_rank[known])
