@@ -274,3 +274,19 @@ def test_a_review_renders_again_only_the_carnet_it_reaches(mixed, tmp_path, monk
     assert made == ["2026__t2"]
     doc = json.loads((tmp_path / "n2" / "2026__t2" / "findings.json").read_text(encoding="utf-8"))
     assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "confirme"
+
+
+def test_a_carnet_audited_in_this_process_freezes_nothing(tmp_path):
+    """The local page audits a carnet alone in its own long-lived process:
+    freezing the collector's objects there would keep what each run leaves
+    to collect for ever (only a batch's workers, which end with it, freeze)."""
+    import gc
+
+    from auditor.batch.plan import plan
+    from auditor.run import run
+    from auditor.synth.generate import Spec, generate, write_csv_folder
+
+    carnet = write_csv_folder(generate(Spec(seances=1, coups=3, mises=2)), tmp_path / "c")
+    before = gc.get_freeze_count()
+    run(plan([carnet]), tmp_path / "out", Options())
+    assert gc.get_freeze_count() == before

@@ -214,7 +214,6 @@ def finish_guarded(index: int, task, options, bounds: Bounds, watchdog: Watchdog
 def audit_here(index: int, job, options, bounds: Bounds, tickets: bool = True):
     """A single carnet, in this process (no worker start-up to pay).
     `tickets`: hand back its ticket runs for the checks over the batch."""
-    _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=False)
     try:
         return audit_guarded(index, job, options, bounds, watchdog, tickets=tickets)
@@ -227,7 +226,10 @@ def _freeze_what_is_loaded() -> None:
     templates: some 65,000) live as long as the process: frozen, the garbage
     collector's full passes during the audits skip them (about 5 % of a small
     carnet's audit). No collection first: they leave no garbage (a pass
-    after the warm-up finds none) and it would cost 20 ms."""
+    after the warm-up finds none) and it would cost 20 ms. Only in a worker,
+    which ends with its run: in a process that audits again and again (the
+    local page's, a test run's), what a run left for the collector would be
+    frozen with the rest and never freed."""
     import gc
 
     gc.freeze()
