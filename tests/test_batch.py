@@ -290,3 +290,26 @@ def test_a_carnet_audited_in_this_process_freezes_nothing(tmp_path):
     before = gc.get_freeze_count()
     run(plan([carnet]), tmp_path / "out", Options())
     assert gc.get_freeze_count() == before
+
+
+def test_a_carnets_files_made_in_a_worker_come_back_without_their_text(tmp_path):
+    """A worker writes the files it makes and keeps them beside the cache
+    entry; what it hands back to the run (through its pipe) holds neither
+    the files nor their text with time slots, only what the summary needs."""
+    import pickle
+
+    from auditor.batch.cache import AuditOrder
+    from auditor.batch.executors import run_job
+    from auditor.batch.finishing import FinishTask, recall
+    from auditor.batch.plan import plan
+    from auditor.synth.generate import Spec, generate, write_csv_folder
+
+    (job,) = plan([write_csv_folder(generate(Spec(seances=1, coups=6, mises=3)), tmp_path / "c")])
+    kept = AuditOrder(job, tmp_path / "0.pickle", None).keep(run_job(0, job, Options()))
+    task = FinishTask(job, kept.path, tmp_path / "out", memo=tmp_path / "memo.pickle", digest="d")
+    fin = task.perform(0, Options(), catch=True)
+    report = (tmp_path / "out" / job.id / "report.html").read_bytes()
+    assert fin.files == {} and fin.stamped == {} and fin.entry["id"] == job.id
+    assert len(pickle.dumps(fin)) < len(report) // 4
+    # The memo kept them, with their time slots, for a run with the same inputs.
+    assert set(recall(tmp_path / "memo.pickle", "d").stamped) == {"findings.json", "report.html"}

@@ -67,7 +67,8 @@ class FinishTask:
         fin.files = {}   # written: the run keeps only what the summary needs
         fin.index = index
         if self.memo is not None:
-            remember(self.memo, self.digest, fin)
+            remember(self.memo, self.digest, fin)   # the files' text kept as made, with their time slots
+        fin.stamped = {}   # nor their text once kept: a worker sends none back (90 KB a small carnet)
         return fin
 
 
