@@ -300,6 +300,41 @@ def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkey
     assert not list(temp.iterdir())
 
 
+_HELD_AT_START = """
+import os, time
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker's interpreter, held in its start-up (its site import), where
+    # Python already turns SIGINT into KeyboardInterrupt.
+    open(os.path.join(os.environ["ECARTE_TEST_HELD"], str(os.getpid())), "w").close()
+    time.sleep(1.5)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_ctrl_c_while_the_early_workers_start_is_one_message(tmp_path):
+    """Ctrl-C reaches the whole process group: hit while a worker's
+    interpreter is still starting (the command's first half-second, now that
+    the workers start before the auditor is imported), the worker printed a
+    traceback of its own before it could ignore SIGINT."""
+    root, out = carnets(tmp_path / "in", ["a", "b", "c"]), tmp_path / "out"
+    site, held, temp = tmp_path / "site", tmp_path / "held", tmp_path / "tmp"
+    for folder in (site, held, temp):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(_HELD_AT_START)
+    env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
+    env.update(PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), ECARTE_TEST_HELD=str(held), TMPDIR=str(temp))
+    proc = subprocess.Popen([sys.executable, "-m", "auditor", "audit", str(root), "--out", str(out), "--jobs", "3"],
+                            env=env, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_foreground_signals)
+    wait_for(lambda: any(held.iterdir()) or proc.poll() is not None, what="a worker starting")
+    os.killpg(proc.pid, signal.SIGINT)   # as a terminal's Ctrl-C
+    code, err = finish(proc, timeout=60)
+    lines = err.strip().splitlines()
+    assert code == 130 and len(lines) == 1 and lines[0].startswith("ecarte-audit: interrupted"), err
+    assert not list(temp.iterdir())
+
+
 # -- bounds per carnet ------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -264,6 +264,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group: it is the parent's to handle
     # (it stops the workers and says how to resume).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by _spawn: now ignored
     if options is None:
         # Started before the run knew its options (`Started`): warm up on the
         # defaults, then wait for them. Stopped before that, it ends cleanly
@@ -341,7 +343,22 @@ def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
     parent, child = ctx.Pipe()
     process = ctx.Process(target=_worker_main, name="ecarte-audit-worker", daemon=True,
                           args=(child, options, bounds, os.getpid()))
-    process.start()
+    # Ctrl-C reaches the whole process group, the worker too: until
+    # _worker_main ignores it, the new interpreter would die of it with a
+    # traceback on the terminal (the command's first half-second, when its
+    # workers start early). The worker is born with SIGINT blocked (the mask
+    # is inherited across exec); here it is pending until start() returns.
+    block = hasattr(signal, "pthread_sigmask")
+    if block:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()   # its first start unblocks SIGINT: before the block
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     child.close()
     return _Worker(process, parent)
 
