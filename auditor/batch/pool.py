@@ -353,12 +353,12 @@ def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
         from multiprocessing import resource_tracker
 
         resource_tracker.ensure_running()   # its first start unblocks SIGINT: before the block
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         process.start()
     finally:
         if block:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
     child.close()
     return _Worker(process, parent)
 
