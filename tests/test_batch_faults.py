@@ -287,6 +287,32 @@ def test_workers_started_early_end_cleanly_when_the_run_stops_before_them(tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.parametrize("early", [True, False], ids=["started-early", "started-by-the-pool"])
+@pytest.mark.parametrize("kill", [True, False], ids=["run-failed", "run-over"])
+def test_a_pool_closed_while_its_workers_warm_up_leaves_nothing(tmp_path, monkeypatch, early, kill):
+    """A run stopped while its pool's workers still warm up (Ctrl-C in the
+    command's first seconds: the pool is closed with kill=True; or a run over
+    before they were needed): each was killed mid warm-up, its warm-up
+    folder left in the temp folder."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    for key, value in fault_env("sleep:warm-up:300").items():
+        monkeypatch.setenv(key, value)
+    started = pool.Started(2) if early else None
+    local = pool.LocalPool(2, Options(), Bounds(), fault=None, started=started)
+    local._start()
+    local._start()
+    wait_for(lambda: len(list(temp.iterdir())) == 2, what="the workers' warm-up folders")
+    local.close(kill=kill)
+    if started is not None:
+        started.close()
+    assert not list(temp.iterdir()), "a warm-up folder was left in the temp folder"
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkeypatch):
     """`--sign` without pdf is refused once the batch is planned and its
     workers started: they end with the command, leaving no process and

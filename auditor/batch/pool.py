@@ -266,11 +266,12 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by _spawn: now ignored
+    # Stopped before it is ready (SIGTERM: a run stopped or over while it
+    # warms up), it ends cleanly, its warm-up's temporary folder removed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     if options is None:
         # Started before the run knew its options (`Started`): warm up on the
-        # defaults, then wait for them. Stopped before that, it ends cleanly
-        # (its warm-up's temporary folder removed).
-        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+        # defaults, then wait for them.
         _warm_up()
         try:
             message = conn.recv()
@@ -279,9 +280,9 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
         if message is None:
             return
         _, options, bounds = message
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     else:
         _warm_up(options)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     conn.send(("ready", os.getpid()))
@@ -471,7 +472,9 @@ class LocalPool:
         """Stop the workers (killed at once when `kill`, or when one still holds a carnet)."""
         workers, self.workers = self.workers, []
         for w in workers:
-            if kill or w.held is not None:
+            if not w.ready:
+                w.process.terminate()   # still warming up: it ends at once, and cleanly (_worker_main)
+            elif kill or w.held is not None:
                 w.process.kill()
             else:
                 try:
@@ -535,10 +538,13 @@ class LocalPool:
 
     def _retire(self, w: _Worker) -> None:
         self.workers.remove(w)
-        try:
-            w.conn.send(None)
-        except OSError:
-            pass
+        if not w.ready:
+            w.process.terminate()   # still warming up: as in close
+        else:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
         _reap(w)
 
     def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
