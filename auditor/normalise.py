@@ -408,14 +408,23 @@ def by_distinct(read, arr: pa.Array, *args, repeats: bool = True) -> tuple[np.nd
         at = encoded.indices.to_numpy(zero_copy_only=False)
     else:
         return read(arr, *args)
-    missing = [text for text in dict.fromkeys(texts) if (read, args, text) not in _READ_ONCE]
+    # The readings are looked up once into `got`: emptying the cache below
+    # (it is full) must not lose those of this column's texts read before.
+    got: dict[str, tuple] = {}
+    missing = []
+    for text in dict.fromkeys(texts):
+        reading = _READ_ONCE.get((read, args, text))
+        if reading is None:
+            missing.append(text)
+        else:
+            got[text] = reading
     if missing:   # read together: the reading's cost is mostly per call, not per cell
         if len(_READ_ONCE) + len(missing) > _READ_ONCE_MAX:
             _READ_ONCE.clear()
         parts = read(pa.array(missing, pa.string()), *args)
         for i, text in enumerate(missing):
-            _READ_ONCE[(read, args, text)] = tuple(part[i] for part in parts)
-    known = [_READ_ONCE[(read, args, text)] for text in texts]
+            got[text] = _READ_ONCE[(read, args, text)] = tuple(part[i] for part in parts)
+    known = [got[text] for text in texts]
     return tuple(np.array(part) if at is None else np.array(part)[at] for part in zip(*known))
 
 

@@ -273,3 +273,23 @@ def test_a_text_with_quotes_or_past_the_size_is_left_to_arrow():
     assert _small_table('h;h\n"a";b\n', ";", 2) is None
     assert _small_table("h;h\n" + "a;b\n" * (_SMALL_TEXT // 4), ";", 2) is None
     assert _small_table("h;h\na;b\n", ";", 2).num_rows == 1
+
+
+def test_by_distinct_when_its_cache_fills_mid_column(monkeypatch):
+    """A column with texts already read and new ones, met when the cache is
+    full: the cache is emptied to make room, and the texts read before must
+    be read again, not looked for in the emptied cache (a KeyError: a worker
+    that had audited enough carnets failed the next one's reading)."""
+    from auditor import normalise
+    from auditor.normalise import _READ_ONCE, by_distinct, plain_ints
+
+    monkeypatch.setattr(normalise, "_READ_ONCE_MAX", 4)
+    _READ_ONCE.clear()
+    try:
+        by_distinct(plain_ints, pa.array(["1", "2", "3"], pa.string()), repeats=False)
+        arr = pa.array(["1", "4", "5", "2"], pa.string())   # 3 cached + 2 new > 4: emptied
+        values, known = by_distinct(plain_ints, arr, repeats=False)
+        assert values.tolist() == [1, 4, 5, 2] and known.all()
+        assert len(_READ_ONCE) <= 4
+    finally:
+        _READ_ONCE.clear()
