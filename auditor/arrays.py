@@ -45,9 +45,10 @@ def series(carnet: Carnet, table: str, name: str) -> pd.Series:
 
 
 def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
-    """Column `name` of `table` as plain int64, NA_INT where missing, fetched once per carnet."""
+    """Column `name` of `table` as plain int64, NA_INT where missing, fetched
+    once per carnet; shared, so read-only, as `ints_of`'s."""
     return _memo(carnet, table, ("column", name),
-                 lambda df: series(carnet, table, name).to_numpy(dtype=np.int64, na_value=NA_INT))
+                 lambda df: _read_only(series(carnet, table, name).to_numpy(dtype=np.int64, na_value=NA_INT)))
 
 
 def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarray]:
