@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from auditor import __version__
+from auditor import __version__, jsontext
 from auditor.clock import generated_at
 from auditor.model import AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, sort_findings
 from auditor.report import html_report, json_report
@@ -290,7 +290,7 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
     from auditor.atomic import write_atomic
 
     if "json" in formats:
-        write_atomic(out / "summary.json", json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        write_atomic(out / "summary.json", jsontext.dumps(doc) + "\n")
     if "html" in formats:
         from auditor.report.archive_view import archive_view
         from auditor.report.baseline_view import index_part

@@ -14,8 +14,8 @@ in docs/changes.md.
 
 from __future__ import annotations
 
-import json
 
+from auditor import jsontext
 from auditor.i18n import format_day, labels
 from auditor.money import format_cents
 from auditor.reviews import STATUS_TEXT
@@ -109,7 +109,7 @@ def write_changes(doc: dict, out, lang: str) -> None:
     """Write changes.json and changes.txt (in `lang`) into the run's folder `out`."""
     from auditor.atomic import write_atomic
 
-    write_atomic(out / JSON_FILE, json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(out / JSON_FILE, jsontext.dumps(doc) + "\n")
     write_atomic(out / TEXT_FILE, changes_text(doc, lang))
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 
-from auditor import __version__
+from auditor import __version__, jsontext
 from auditor.catalogue import Profile
 from auditor.clock import generated_at
 from auditor.model import AuditResult
@@ -36,4 +35,4 @@ def findings_document(result: AuditResult, profile: Profile, source_path: str, a
 
 def dumps(document: dict) -> str:
     """A JSON document as the outputs write it (UTF-8 text, indented, newline at the end)."""
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return jsontext.dumps(document) + "\n"
