@@ -247,6 +247,28 @@ def _placed(t: dict) -> bool:
     return any(r.get("status") == "checked" for r in (t.get("rules") or {}).values())
 
 
+def _findings_of_tables(tables: list[dict], cross: list[dict]) -> list[list[dict]]:
+    """Per table, the findings across carnets of its rules whose carnets (two
+    or more) are all of its timeline, in summary.json's order. Each finding is
+    placed through the tables of its carnets, not by testing it against every
+    table (a night of 1,000 carnets: 84 tables, 7,286 findings)."""
+    tables_of: dict[str, set[int]] = {}
+    for i, t in enumerate(tables):
+        for c in t["timeline"]:
+            tables_of.setdefault(c["id"], set()).add(i)
+    codes = [set(t.get("rules") or {}) for t in tables]
+    mine: list[list[dict]] = [[] for _ in tables]
+    for f in cross:
+        across = f.get("across") or []
+        if len(across) < 2:
+            continue
+        common = set.intersection(*(tables_of.get(p["carnet"], set()) for p in across))
+        for i in sorted(common):
+            if f.get("code") in codes[i]:
+                mine[i].append(f)
+    return mine
+
+
 def archive_view(summary_doc: dict, lang: str) -> ArchiveView | None:
     """The section of index.html, or None when the batch has no table to draw."""
     tables = [t for t in summary_doc.get("tables") or [] if t.get("timeline")]
@@ -258,14 +280,11 @@ def archive_view(summary_doc: dict, lang: str) -> ArchiveView | None:
     cross = summary_doc.get("cross_carnet") or []
     pictures = []
     continued: dict[str, str] = {}
-    for t in tables:
-        ids = {c["id"] for c in t["timeline"]}
+    mine = _findings_of_tables(tables, cross)
+    for t, found in zip(tables, mine):
         codes = set(t.get("rules") or {})
-        # The findings of this table's rules whose two carnets are of this table.
-        mine = [f for f in cross if f.get("code") in codes and len(f.get("across") or []) >= 2
-                and {p["carnet"] for p in f["across"]} <= ids]
         titles = {c: catalogue[c].title.get(lang, c) for c in codes if c in catalogue}
-        pictures.append(_picture(t, mine, reports, lab, lang, titles))
+        pictures.append(_picture(t, found, reports, lab, lang, titles))
         for c in t["timeline"][:-1] if _placed(t) else ():
             n = sum(1 for b in c.get("open_books") or [] if b.get("continued_by"))
             if n:
