@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from auditor.audit import make_finding
@@ -36,6 +36,8 @@ class CrossFinding:
     places: tuple[dict, ...]
     fingerprint: str
     lang: str
+    # Each carnet's view, made once: summary.json's (`as_json`) is its first carnet's, which that carnet's files use too.
+    _seen: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def code(self) -> str:
@@ -49,6 +51,12 @@ class CrossFinding:
     def seen_from(self, carnet_id: str) -> Finding:
         """The finding as the carnet `carnet_id` shows it: at its own place, its
         message naming the other carnet, `across` listing this carnet's place first."""
+        seen = self._seen.get(carnet_id)
+        if seen is None:
+            seen = self._seen[carnet_id] = self._seen_from(carnet_id)
+        return seen
+
+    def _seen_from(self, carnet_id: str) -> Finding:
         mine = [p for p in self.places if p["carnet"] == carnet_id]
         others = [p for p in self.places if p["carnet"] != carnet_id]
         here = mine[0]
