@@ -390,10 +390,10 @@ class Started:
         return None
 
     def close(self) -> None:
-        """Stop the workers never taken (each ends cleanly on SIGTERM)."""
+        """Stop the workers never taken (not ready: each ends cleanly on SIGTERM)."""
         workers, self.workers = self.workers, []
         for w in workers:
-            w.process.terminate()
+            _ask_to_end(w)
         for w in workers:
             _reap(w)
 
@@ -403,6 +403,20 @@ class Started:
     def __exit__(self, *exc) -> bool:
         self.close()
         return False
+
+
+def _ask_to_end(w: _Worker, kill: bool = False) -> None:
+    """Ask a worker to end: one still warming up ends at once, and cleanly, on
+    SIGTERM (_worker_main); a ready one when it reads None, or killed (`kill`)."""
+    if not w.ready:
+        w.process.terminate()
+    elif kill:
+        w.process.kill()
+    else:
+        try:
+            w.conn.send(None)
+        except OSError:
+            pass
 
 
 def _reap(w: _Worker) -> int | None:
@@ -472,15 +486,7 @@ class LocalPool:
         """Stop the workers (killed at once when `kill`, or when one still holds a carnet)."""
         workers, self.workers = self.workers, []
         for w in workers:
-            if not w.ready:
-                w.process.terminate()   # still warming up: it ends at once, and cleanly (_worker_main)
-            elif kill or w.held is not None:
-                w.process.kill()
-            else:
-                try:
-                    w.conn.send(None)
-                except OSError:
-                    pass
+            _ask_to_end(w, kill=kill or w.held is not None)
         for w in workers:
             _reap(w)
 
@@ -538,13 +544,7 @@ class LocalPool:
 
     def _retire(self, w: _Worker) -> None:
         self.workers.remove(w)
-        if not w.ready:
-            w.process.terminate()   # still warming up: as in close
-        else:
-            try:
-                w.conn.send(None)
-            except OSError:
-                pass
+        _ask_to_end(w)
         _reap(w)
 
     def _lost(self, w: _Worker, lost: list | None, queue: deque) -> list:
