@@ -16,11 +16,9 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from auditor.audit import make_finding
 from auditor.catalogue import Profile, RuleMeta, load_catalogue
 from auditor.fingerprint import LENGTH, VERSION
 from auditor.model import BatchCarnet, Finding, Violation
-from auditor.checks import registered_batch
 
 # The keys of a place, as findings.json's `across` writes them.
 PLACE_KEYS = ("carnet", "path", "table_no", "seance", "coup", "table", "row", "cell")
@@ -57,6 +55,10 @@ class CrossFinding:
         return seen
 
     def _seen_from(self, carnet_id: str) -> Finding:
+        # Imported here: a night whose checks over the batch are kept beside
+        # the cache reads them back without the audit's modules (nor pandas).
+        from auditor.audit import make_finding
+
         mine = [p for p in self.places if p["carnet"] == carnet_id]
         others = [p for p in self.places if p["carnet"] != carnet_id]
         here = mine[0]
@@ -114,6 +116,8 @@ def check_batch(batch: Sequence[BatchCarnet], profile: Profile, lang: str = "fr"
     """Every check over the batch (catalogue order) → its findings across
     carnets, each with a fingerprint (findings alike in all they say are
     numbered in the order the checks give them)."""
+    from auditor.checks import registered_batch
+
     catalogue = load_catalogue()
     checks = registered_batch()
     found: list[tuple[RuleMeta, Violation, tuple[dict, ...], str]] = []

@@ -3,11 +3,13 @@
 Plain `pathlib`, nothing of the readers: the command line plans its run
 (auditor.batch.plan) before it imports the auditor itself, so that a batch
 starts its workers at once (auditor.commands.audit). `auditor.read`
-re-exports it.
+re-exports it. The SHA-256 of a carnet's files is here too: the cache looks
+a carnet up by it without importing the readers (nor pandas).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Iterator
 
@@ -65,3 +67,24 @@ def discover(root: Path) -> list[Path]:
         return found
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
+
+def sha256_of_digests(parts: list[tuple[str, bytes]]) -> str:
+    """The CSV-folder hash of `sha256_of`, from each file's own SHA-256 digest
+    (so a file is hashed in blocks, never held whole)."""
+    h = hashlib.sha256()
+    for name, digest in parts:
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(digest)
+    return h.hexdigest()
+
+
+def file_digest(path) -> bytes | None:
+    """SHA-256 of a file, hashed in blocks (never held whole); None if unreadable."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.digest()

@@ -8,12 +8,12 @@ and the levy is computed with integer division.
 from __future__ import annotations
 
 import re
+import sys
 from fractions import Fraction
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
+# numpy, pandas and Arrow are imported by the functions over columns that use
+# them: the outputs (format_cents) and the catalogue (Levy) need none of them,
+# and a night whose audits all come from the cache never imports them.
 
 
 # Thousands separators allowed by the format: space, no-break space, and the
@@ -50,6 +50,9 @@ def parse_cents(text: str) -> int:
 
 def arrow_strings(series: pd.Series) -> pa.Array:
     """A text column as one Arrow string array (no copy when it is Arrow-backed already)."""
+    import pandas as pd
+    import pyarrow as pa
+
     arr = pa.array(series.astype(pd.StringDtype("pyarrow")).array)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -58,6 +61,8 @@ def arrow_strings(series: pd.Series) -> pa.Array:
 
 def string_array(arr) -> pa.StringArray:
     """One Arrow `string` array (chunks combined, large strings narrowed)."""
+    import pyarrow as pa
+
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     return arr if arr.type == pa.string() else arr.cast(pa.string())
@@ -66,6 +71,8 @@ def string_array(arr) -> pa.StringArray:
 def string_buffers(arr: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """The offsets (n + 1, into the data buffer) and the data bytes of an
     Arrow `string` array, as read-only numpy views (no copy)."""
+    import numpy as np
+
     _, offsets, data = arr.buffers()
     if offsets is None:   # an empty array may have no buffers
         return np.zeros(len(arr) + 1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
@@ -82,6 +89,10 @@ def plain_cents(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
     The separator is overwritten with a `0` in a copy of the bytes, so one
     cast reads `12,34` as 12034 = head·1000 + tail: cents = v − 900·(v // 1000)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = string_array(arr)
     n = len(arr)
     if n == 0:
@@ -117,6 +128,10 @@ def digits_where(text: pa.StringArray, offsets: np.ndarray, data: np.ndarray, sh
     """(int64 value, ok) of each cell of `text` (offsets and data bytes given)
     that is plain ASCII digits of a length `shape` allows (at most 15), 0 and
     False elsewhere. The usual column, every byte a digit, is cast at once."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if not nulls and shape.all() and offsets[-1] > offsets[0]:
         cells = data[offsets[0]:offsets[-1]]
         if cells.min() >= 48 and cells.max() <= 57:
@@ -129,6 +144,10 @@ def digits_where(text: pa.StringArray, offsets: np.ndarray, data: np.ndarray, sh
 
 def cast_digits(text: pa.Array, ok: np.ndarray) -> np.ndarray:
     """int64 of the cells where `ok` (each plain ASCII digits, at most 15), 0 elsewhere."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if ok.all():
         return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False, writable=True)
     v = np.zeros(len(text), dtype=np.int64)
@@ -144,6 +163,10 @@ def parse_cents_series(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     Returns (cents as Int64 with <NA> where empty or bad, bad mask). Empty
     cells are <NA> but not bad: whether they may be empty is the schema's call.
     """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = pc.utf8_trim_whitespace(arrow_strings(text))
     arr = pc.if_else(pc.equal(arr, ""), None, arr)
     cents, ok = cents_from_text(arr)
@@ -168,6 +191,10 @@ def plain_then_full(arr: pa.Array, plain, full) -> tuple[pa.Array, pa.Array]:
     """Values of each text cell (null where null or refused) and whether it was
     read: `plain(arr)` (numpy values and mask) for every cell, then `full`
     (Arrow values and mask) for the non-null cells the plain reading refused."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     values, ok = plain(arr)
     rest = ~ok
     if arr.null_count:
@@ -182,6 +209,9 @@ def plain_then_full(arr: pa.Array, plain, full) -> tuple[pa.Array, pa.Array]:
 
 def _grammar_cents(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
     """The full grammar of parse_cents (separators, sign, euro sign) with RE2 kernels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     s = pc.replace_substring_regex(pc.utf8_trim_whitespace(arr), _EURO.pattern, "")
     s = pc.utf8_trim_whitespace(s)
     parts = pc.extract_regex(s, _AMOUNT.pattern)
@@ -229,6 +259,9 @@ class Levy:
 
     def bounds_series(self, x: pd.Series) -> tuple[pd.Series, pd.Series]:
         """bounds() over a column (Int64; <NA> stays <NA>), in numpy int64."""
+        import numpy as np
+        import pandas as pd
+
         x = x.astype("Int64")
         mask = x.isna().to_numpy()
         lo, hi = self.bounds_array(x.to_numpy(dtype=np.int64, na_value=0))
@@ -237,6 +270,8 @@ class Levy:
 
     def bounds_array(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """bounds() over an int64 array of cents (every value known), integers only."""
+        import numpy as np
+
         n = x * self.num
         d = self.den * self.step
         q, r = np.divmod(n, d)
@@ -257,7 +292,7 @@ def accepted(recorded: pd.Series, lo: pd.Series, hi: pd.Series, step: int) -> pd
 
 def format_cents(cents: int | None, lang: str = "fr") -> str:
     """How money looks to a person: `1 234,50 €` in French, `€1,234.50` in English."""
-    if cents is None or cents is pd.NA:
+    if cents is None or _is_na(cents):
         return ""
     cents = int(cents)
     sign = "-" if cents < 0 else ""
@@ -266,6 +301,12 @@ def format_cents(cents: int | None, lang: str = "fr") -> str:
         return f"{sign}€{euros:,}.{c:02d}"
     grouped = f"{euros:,}".replace(",", "\u202f")
     return f"{sign}{grouped},{c:02d}\u00a0€"
+
+
+def _is_na(value) -> bool:
+    """Whether `value` is pandas' missing value (without importing pandas for that)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and value is pd.NA
 
 
 def format_plain(cents: int) -> str:

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from auditor.audit import audit_path, audit_refused
 from auditor.batch.plan import CarnetJob, Options
 from auditor.catalogue import load_profile
 from auditor.errors import UsageError
@@ -30,6 +29,10 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
     nothing is rendered here, the run does it once the batch is known.
     `tickets`: hand back the facts the checks over the batch need (not needed
     when the batch is this carnet alone and no cache keeps them for later ones)."""
+    # Imported here: the run imports this module for its executor, and a night
+    # whose carnets all come from the cache never audits (nor imports pandas).
+    from auditor.audit import audit_path, audit_refused
+
     _before_audit(job, retry)
     profile = load_profile()
     if job.refusal is not None:

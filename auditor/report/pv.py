@@ -17,12 +17,15 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from auditor import __version__
 from auditor.i18n import format_day
 from auditor.report.baseline_view import review_view as review_text
-from auditor.report.report_view import ReportView
+
+if TYPE_CHECKING:   # the audit command imports this module for its Visit, before any audit
+    from auditor.report.report_view import ReportView
 
 FILE_NAME = "proces-verbal.pdf"
 TEMPLATE = ("templates", "pv", "proces-verbal.typ")
