@@ -258,14 +258,39 @@ def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> d
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
                 tables: list[dict] | None = None, baseline: dict | None = None, changes: str | None = None,
-                dashboard: str | None = None) -> None:
+                dashboard: str | None = None, memo=None) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
     totals count each of them once. `tables`: per casino and table, its
     carnets in order and how the rules across its carnets went. `baseline`:
     summary.json's `baseline` (path, matched carnets, renamed, vanished);
     `changes`: the file of what changed since it, which the index links;
-    `dashboard`: the indicators' page the index links (with --history)."""
+    `dashboard`: the indicators' page the index links (with --history).
+    `memo` (auditor.batch.cache.BatchMemo): where the two files are kept as
+    made, with their time slots, for the next run whose inputs are the same
+    (recalled from it when they are)."""
+    from auditor.atomic import write_atomic
+
+    if memo is not None:
+        import hashlib
+        import pickle
+
+        digest = hashlib.sha256(pickle.dumps((entries, formats, lang, cross_findings, trends, tables, baseline,
+                                              changes, dashboard), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+        files = memo.recall(digest)
+        if files is None:
+            files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard)
+            memo.keep(digest, files)
+    else:
+        files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard)
+    for name, stamped in files.items():
+        write_atomic(out / name, stamped.fill(generated_at))
+
+
+def _batch_files(entries: list[dict], formats: tuple[str, ...], lang: str, cross_findings: list[dict] | None,
+                 trends: list[dict] | None, tables: list[dict] | None, baseline: dict | None, changes: str | None,
+                 dashboard: str | None) -> dict[str, Stamped]:
+    """summary.json and index.html as `write_batch` writes them, with slots where the run's time goes."""
     from auditor.report.cross_carnet import SEVERITY_KEYS
 
     cross_findings = cross_findings or []
@@ -280,24 +305,26 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         totals["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     totals["carnets"] = len(entries)
     totals["cross_carnet_findings"] = len(cross_findings)
+    slot = StampSlots.new()
     doc = {"schema_version": 1, "tool": {"name": "ecarte-auditor", "version": __version__},
-           "generated_at": generated_at, "carnets": entries, "totals": totals,
+           "generated_at": slot.iso, "carnets": entries, "totals": totals,
            # `cross_carnet` is v1.2's name of the list; `cross_carnet_findings`, the
            # same list, is kept for readers of v1.1 (schema_version stays 1).
            "cross_carnet": cross_findings, "cross_carnet_findings": cross_findings, "tables": tables or []}
     if baseline is not None:
         doc["baseline"] = baseline
-    from auditor.atomic import write_atomic
-
+    files = {}
     if "json" in formats:
-        write_atomic(out / "summary.json", jsontext.dumps(doc) + "\n")
+        files["summary.json"] = Stamped.of(jsontext.dumps(doc) + "\n", slot, "json", lang)
     if "html" in formats:
         from auditor.report.archive_view import archive_view
         from auditor.report.baseline_view import index_part
         from auditor.report.index_view import index_view
 
         view = index_view(doc, lang)
+        view.generated_text = slot.moment
         view.series = index_part(entries, lang, trends, baseline, changes)
         view.archive = archive_view(doc, lang)
         view.dashboard = dashboard
-        write_atomic(out / "index.html", html_report.render("index.html.j2", view))
+        files["index.html"] = Stamped.of(html_report.render("index.html.j2", view), slot, "html", lang)
+    return files

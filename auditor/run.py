@@ -22,14 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from auditor.across import by_carnet, check_batch
+from auditor.across import by_carnet
 from auditor.batch import Bounds, Cache, CarnetJob, Executor, FinishTask, Options
-from auditor.batch.cache import AuditOrder, Kept
-from auditor.batch.finishing import MEMO_FILE, inputs_digest, recall, write_recalled
+from auditor.batch.cache import AuditOrder, BatchChecks, BatchMemo, Kept, keep_batch, recall_batch
+from auditor.batch.finishing import MEMO_FILE, across_digest, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
-from auditor.checks.archive import archive_statuses
-from auditor.derived.table_archive import describe_tables
 from auditor.errors import Message, WriteError
 from auditor.model import Severity
 from auditor.outputs import Finished, write_batch
@@ -91,17 +89,17 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     held: dict[int, _Held] = {}
     finished: list[Finished] = []
     todo: list[tuple[int, CarnetJob]] = []
-    keys: dict[int, str] = {}
+    keys: dict[int, str] = {}   # each carnet's cache key, if it has one
     for index, job in enumerate(jobs):
         key = cache.key(job) if cache else None
         hit = cache.load(key) if cache and key else None
+        if key:
+            keys[index] = key
         if hit is not None:
             held[index] = _Held(hit.entry, hit.facts, hit.path, cached=True, in_cache=True,
                                 fingerprints=hit.fingerprints)
         else:
             todo.append((index, job))
-            if key:
-                keys[index] = key
     if held:
         notice(Message("audit.cached_notice", cached=len(held), total=len(jobs), todo=len(todo)))
     # The facts of the checks over the batch: not needed for a carnet alone
@@ -129,8 +127,13 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 held[audit.index] = _Held(audit.entry, audit.facts, audit.path, pid=audit.pid,
                                           in_cache=audit.in_cache, fingerprints=audit.fingerprints)
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
+            # What the batch makes of its carnets is kept beside the cache when
+            # every carnet's audit is there (none lost to a fault, none unreadable).
+            kept = (cache.batch_file if cache is not None and len(keys) == len(jobs)
+                    and all(h.in_cache for h in held.values()) else None)
+            batch_files = BatchMemo(kept([keys[i] for i in range(len(jobs))], "files")) if kept else None
             cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign,
-                                        notice)
+                                        notice, kept([keys[i] for i in range(len(jobs))], "checks") if kept else None)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
         raise WriteError("audit.write_stopped", error=exc.message, done=len(finished), total=len(jobs),
@@ -156,7 +159,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
-                    changes="changes.txt" if changes is not None else None, dashboard=dashboard)
+                    changes="changes.txt" if changes is not None else None, dashboard=dashboard,
+                    memo=batch_files)
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows,
                      changes=changes)
@@ -164,18 +168,19 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,
                 finished: list[Finished], executor: Executor, cache: Cache | None, visit=None,
-                sign: Callable | None = None, notice: Callable | None = None) -> tuple[list[dict], list[dict]]:
+                sign: Callable | None = None, notice: Callable | None = None,
+                checks_file: Path | None = None) -> tuple[list[dict], list[dict]]:
     """The checks over the batch, then each carnet's files made and written
     (on the executor's warm workers, or here), each appended to `finished`
     once written, in the jobs' order; the findings across carnets and the
     tables as summary.json lists them. A procès-verbal is made here: its
-    signing key never leaves this process."""
-    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
-    profile = load_profile()
-    cross = check_batch(facts, profile, options.lang) if len(facts) > 1 else []
-    # The rules across the carnets of a table: checked for each carnet, or why not.
-    checked, tables = archive_statuses(facts, profile, options.lang) if facts else ({}, [])
-    tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
+    signing key never leaves this process. `checks_file`: where the checks
+    over this batch of cached carnets are kept (recalled, or kept there)."""
+    checks = recall_batch(checks_file) if checks_file is not None else None
+    if not isinstance(checks, BatchChecks):
+        checks = _check_batch(jobs, held, options.lang)
+    digested = len(checks.across_digests)
+    cross, checked, tables = checks.cross, checks.checked, checks.tables
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
     owned: dict[str, set[str]] = {}   # carnet → the findings across carnets whose history row it carries
@@ -207,7 +212,9 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
                           visit=visit, sign=sign)
         if memos and held[index].in_cache:
             task.memo = held[index].path.with_name(MEMO_FILE)
-            task.digest = inputs_digest(task, options, held[index].fingerprints)
+            if job.id not in checks.across_digests:
+                checks.across_digests[job.id] = across_digest(across)
+            task.digest = inputs_digest(task, options, held[index].fingerprints, checks.across_digests[job.id])
             kept = recall(task.memo, task.digest)
             if kept is not None:
                 finished.append(write_recalled(kept, job, out, at))
@@ -236,7 +243,26 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
                 states[fp] = state
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
+    if checks_file is not None and (digested < len(checks.across_digests) or not checks_file.is_file()):
+        keep_batch(checks_file, checks)   # each carnet's view of its findings across carnets made
     return listed, tables
+
+
+def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> BatchChecks:
+    """The checks over the batch, from its carnets' facts."""
+    # Imported here: a night whose checks are kept beside the cache needs
+    # neither the checks nor pandas, which they import.
+    from auditor.across import check_batch
+    from auditor.checks.archive import archive_statuses
+    from auditor.derived.table_archive import describe_tables
+
+    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
+    profile = load_profile()
+    cross = check_batch(facts, profile, lang) if len(facts) > 1 else []
+    # The rules across the carnets of a table: checked for each carnet, or why not.
+    checked, tables = archive_statuses(facts, profile, lang) if facts else ({}, [])
+    tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
+    return BatchChecks(cross, checked, tables, {})
 
 
 def _cover(facts) -> tuple | None:

@@ -4,6 +4,7 @@ renders every file from it with what it applies after the audit."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,8 +19,8 @@ from auditor import __version__
 from auditor.atomic import write_failure
 from auditor.batch.plan import CarnetJob, Options
 from auditor.catalogue import rules_digest
+from auditor.discover import file_digest, sha256_of_digests
 from auditor.errors import WriteError
-from auditor.read.raw import file_digest, sha256_of_digests
 from auditor.outputs import CarnetAudit
 
 
@@ -60,6 +61,13 @@ def _templates_digest() -> str:
 # audit (--fail-on-new against the baseline).
 NOT_IN_KEY = ("generated_at", "debug", "fail_on_new")
 AUDIT_FILE, HEAD_FILE = "carnet-audit.pickle", "carnet-head.pickle"
+# What a batch made of its carnets' cached audits (its checks over the batch,
+# its summary and index), kept for the next run over the same carnets. Bumped
+# when what is kept changes: older ones are not recalled.
+BATCH_FOLDER, BATCH_VERSION = "batches", 1
+# A controller's nights are one batch or a few (one per casino or table): the
+# newest this many are kept, the others removed as new ones are written.
+KEEP_BATCHES = 16
 
 
 @dataclass
@@ -122,6 +130,76 @@ class Cache:
     def entry_dir(self, key: str) -> Path:
         """The folder of the entry under `key` (where a worker keeps the audit it made)."""
         return self._dir(key)
+
+    def batch_file(self, keys: list[str], kind: str) -> Path:
+        """Where what the batch of the carnets under `keys` (in the jobs' order:
+        each key holds its carnet's content, id and path as shown) made of
+        them is kept: `kind` "checks" (`BatchChecks`) or "files" (its summary
+        and index with their time slots)."""
+        text = json.dumps({"salt": self.salt, "batch": BATCH_VERSION, "carnets": keys})
+        return self.folder / BATCH_FOLDER / f"{hashlib.sha256(text.encode()).hexdigest()}.{kind}.pickle"
+
+
+@dataclass
+class BatchChecks:
+    """What the checks over a batch made of its carnets' facts, kept beside
+    the cache: a night whose carnets all come from the cache makes none of it
+    again (on a 1,000-carnet night, seconds of the few it takes)."""
+
+    cross: list                     # the findings across carnets (across.CrossFinding), each carnet's view made
+    checked: dict                   # per carnet, the statuses of the rules across a table's carnets
+    tables: list                    # summary.json's tables, as index.html draws them
+    across_digests: dict            # per carnet, the digest of its findings across carnets (finishing.across_digest)
+
+
+@dataclass
+class BatchMemo:
+    """A batch's summary.json and index.html kept as made, with their time
+    slots (auditor.outputs.Stamped), under the digest of what they were made from."""
+
+    path: Path
+
+    def recall(self, digest: str) -> dict | None:
+        """The files kept for `digest` (None: none, or made from other inputs)."""
+        kept = recall_batch(self.path)
+        return kept[1] if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == digest else None
+
+    def keep(self, digest: str, files: dict) -> None:
+        """Keep `files`, made from the inputs of `digest`."""
+        keep_batch(self.path, (digest, files))
+
+
+def keep_batch(path: Path, value) -> None:
+    """Keep `value` at `path` (a batch file of the cache), whole or not at
+    all, and remove the oldest beyond `KEEP_BATCHES` batches; a failure to
+    keep it costs only the next run's time."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_pickle(tmp, value)
+        os.replace(tmp, path)
+        kept = sorted(path.parent.glob("*.pickle"), key=_age, reverse=True)
+        for old in kept[2 * KEEP_BATCHES:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def recall_batch(path: Path):
+    """What `keep_batch` kept at `path` (None: none, or damaged); marked as
+    used, so that the batches run every night are the ones kept."""
+    value = read_pickle(path)
+    if value is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)
+    return value
+
+
+def _age(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def store_entry(d: Path, audit: CarnetAudit, fingerprints: frozenset[str] | None = None) -> Path:

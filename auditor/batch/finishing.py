@@ -73,23 +73,37 @@ class FinishTask:
 
 
 MEMO_FILE = "carnet-files.pickle"
-# Bumped when what a memo keeps changes (2: the carnet's part of changes.json): older memos are not recalled.
-MEMO_VERSION = 2
+# Bumped when what a memo keeps changes (2: the carnet's part of changes.json;
+# 3: its findings across carnets digested apart): older memos are not recalled.
+MEMO_VERSION = 3
 
 
-def inputs_digest(task: FinishTask, options: Options, fingerprints: set[str]) -> str:
+def across_digest(across: list[Finding]) -> str:
+    """The digest of a carnet's findings across carnets as its files show
+    them (kept with the batch's checks: a night from the cache does not
+    make it again)."""
+    import hashlib
+    import json
+
+    text = json.dumps([f.as_json() for f in across], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def inputs_digest(task: FinishTask, options: Options, fingerprints: set[str], across: str | None = None) -> str:
     """What decides a carnet's files besides its audit and the run's time:
-    its findings across carnets, its baseline and the reviews that can reach
-    its findings (`fingerprints`: its own), the reports its links name, its
-    history rows, the statuses of the rules across carnets, --fail-on-new."""
+    its findings across carnets (`across`: their `across_digest`, if known),
+    its baseline and the reviews that can reach its findings
+    (`fingerprints`: its own), the reports its links name, its history
+    rows, the statuses of the rules across carnets, --fail-on-new."""
     import hashlib
     import json
 
     fps = set(fingerprints) | {f.fingerprint for f in task.across}
     context = task.context.digest(fps) if task.context is not None else ""
-    text = json.dumps({"memo": MEMO_VERSION, "across": [f.as_json() for f in task.across], "context": context, "reports": task.reports,
-                       "history_of": sorted(task.history_of), "checked": task.checked_across,
-                       "fail_on_new": options.fail_on_new, "formats": options.formats},
+    text = json.dumps({"memo": MEMO_VERSION, "across": across or across_digest(task.across), "context": context,
+                       "reports": task.reports, "history_of": sorted(task.history_of),
+                       "checked": task.checked_across, "fail_on_new": options.fail_on_new,
+                       "formats": options.formats},
                       sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

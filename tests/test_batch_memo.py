@@ -1,0 +1,158 @@
+"""What a batch makes of its cached carnets, kept beside the cache: the checks
+over the batch, summary.json and index.html. A night whose carnets all come
+from the cache makes none of them again, and its files are byte for byte
+what a fresh run at its time gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from auditor.batch import Options
+from auditor.batch.cache import BATCH_FOLDER
+from auditor.batch.plan import plan
+from auditor.run import run as run_batch
+from auditor.synth.generate import Spec, generate, write_csv_folder
+
+MONDAY, TUESDAY = "2026-01-05T01:00:00Z", "2026-01-06T01:00:07Z"
+
+
+@pytest.fixture
+def shared(tmp_path) -> Path:
+    """Three carnets of one casino whose tickets were generated alike: the
+    checks over the batch find findings across carnets (EC82-03)."""
+    root = tmp_path / "night"
+    for table in (1, 2, 3):
+        write_csv_folder(generate(Spec(seances=1, coups=5, seed=7, table=table)), root / f"t{table}")
+    return root
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _watch(monkeypatch) -> list[str]:
+    """What the run makes again: the checks over the batch, the batch's two files."""
+    from auditor import across, outputs
+
+    made: list[str] = []
+    check, render = across.check_batch, outputs._batch_files
+    monkeypatch.setattr("auditor.across.check_batch", lambda *a, **k: made.append("checks") or check(*a, **k))
+    monkeypatch.setattr("auditor.outputs._batch_files", lambda *a, **k: made.append("files") or render(*a, **k))
+    return made
+
+
+def test_a_night_from_the_cache_makes_nothing_of_the_batch_again(shared, tmp_path, monkeypatch):
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    first = run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    assert first.cross_findings, "the batch must have findings across carnets for this test to mean anything"
+    assert sorted(p.name.split(".")[1] for p in (cache / BATCH_FOLDER).iterdir()) == ["checks", "files"]
+    made = _watch(monkeypatch)
+    hit = run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    assert hit.cached == len(jobs) and made == []
+    assert hit.cross_findings == run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY)).cross_findings
+    tuesday, fresh = _files(tmp_path / "tuesday"), _files(tmp_path / "fresh")
+    assert {"summary.json", "index.html"} <= set(fresh) and tuesday.keys() == fresh.keys()
+    for name in fresh:
+        assert tuesday[name] == fresh[name], name
+    assert json.loads(tuesday["summary.json"])["generated_at"] == TUESDAY
+
+
+def test_a_changed_carnet_checks_the_batch_again(shared, tmp_path, monkeypatch):
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=8, table=2)), shared / "t2")
+    made = _watch(monkeypatch)
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    assert made == ["checks", "files"]
+    monkeypatch.undo()
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+def test_a_renamed_or_reordered_carnet_is_another_batch(shared, tmp_path, monkeypatch):
+    """The places of a finding across carnets name each carnet's path: a
+    carnet renamed (as people rename folders between two nights) is checked again."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    (shared / "t3").rename(shared / "t3-bis")
+    made = _watch(monkeypatch)
+    renamed = plan([shared])
+    run_batch(renamed, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    assert "checks" in made
+    monkeypatch.undo()
+    run_batch(renamed, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+    assert "t3-bis" in _files(tmp_path / "tuesday")["summary.json"].decode("utf-8")
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05K\x01."])
+def test_a_damaged_batch_file_is_made_again(shared, tmp_path, damage):
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    for kept in (cache / BATCH_FOLDER).iterdir():
+        kept.write_bytes(damage)
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+    assert all(p.stat().st_size > len(damage) for p in (cache / BATCH_FOLDER).iterdir())   # kept anew
+
+
+def test_only_the_newest_batches_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("auditor.batch.cache.KEEP_BATCHES", 1)
+    cache = tmp_path / "cache"
+    for n in range(3):
+        root = tmp_path / f"casino{n}"
+        for table in (1, 2):
+            write_csv_folder(generate(Spec(seances=1, coups=3, seed=n, table=table)), root / f"t{table}")
+        run_batch(plan([root]), tmp_path / f"out{n}", Options(generated_at=MONDAY), cache_dir=cache)
+        time.sleep(0.02)   # distinct modification times
+    kept = sorted((cache / BATCH_FOLDER).iterdir())
+    assert len(kept) == 2 and {p.name.rsplit(".", 2)[0] for p in kept} == {kept[0].name.rsplit(".", 2)[0]}
+    made: list[str] = []
+    from auditor import across
+
+    check = across.check_batch
+    monkeypatch.setattr("auditor.across.check_batch", lambda *a, **k: made.append("checks") or check(*a, **k))
+    run_batch(plan([tmp_path / "casino2"]), tmp_path / "again", Options(generated_at=TUESDAY), cache_dir=cache)
+    assert made == []   # the newest batch is the one kept
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_two_real_nights_the_second_imports_no_pandas(shared, tmp_path):
+    """As a controller's nights run: the command twice on the real clock, the
+    second all from the cache. Its summary and index carry its own time, and
+    it never imports pandas (its cost would be most of such a night)."""
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    probe = ("import sys\nfrom auditor.cli import main\n"
+             "rc = main(sys.argv[1:])\nprint('pandas' in sys.modules, rc)\n")
+    nights = []
+    for night in ("n1", "n2"):
+        args = ["audit", str(shared), "--out", str(tmp_path / night), "--cache", str(tmp_path / "cache"),
+                "--jobs", "2", "--quiet", "--fail-on", "never"]
+        done = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        nights.append(done.stdout.split())
+        if night == "n1":
+            first_at = json.loads((tmp_path / "n1" / "summary.json").read_text(encoding="utf-8"))["generated_at"]
+            while time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) == first_at:
+                time.sleep(0.05)
+    assert nights == [["True", "0"], ["False", "0"]]
+    summary = json.loads((tmp_path / "n2" / "summary.json").read_text(encoding="utf-8"))
+    index = (tmp_path / "n2" / "index.html").read_text(encoding="utf-8")
+    assert summary["generated_at"] > first_at and summary["cross_carnet"]
+    assert f'datetime="{summary["generated_at"]}"' in index and first_at not in index
+    report = (tmp_path / "n2" / "t1" / "report.html").read_text(encoding="utf-8")
+    assert f'datetime="{summary["generated_at"]}"' in report
