@@ -118,6 +118,11 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             def keep(index: int) -> tuple[Path, Path | None]:
                 return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
 
+            if todo and len(jobs) > 1:
+                # The checks over the batch import the rules (and pandas): done
+                # while this process waits on its workers, not after the last audit.
+                stack.enter_context(_importing("auditor.across", "auditor.checks", "auditor.checks.archive",
+                                               "auditor.derived.table_archive"))
             for audit in executor.audits(todo, tickets=tickets, keep=keep):
                 if not isinstance(audit, Kept):   # handed back whole (this process's, a cluster's, a fault's): kept here
                     spool_file, entry = keep(audit.index)
@@ -263,6 +268,30 @@ def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> Ba
     checked, tables = archive_statuses(facts, profile, lang) if facts else ({}, [])
     tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
     return BatchChecks(cross, checked, tables, {})
+
+
+@contextlib.contextmanager
+def _importing(*modules: str):
+    """Import `modules` in a thread while the block runs (this process then
+    mostly waits on its workers' pipes, which leaves the interpreter free);
+    the block's end waits for it. An import that fails here fails again, and
+    says why, where the module is used."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:   # said where it is used
+                return
+
+    thread = threading.Thread(target=load, name="ecarte-audit-imports", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def _cover(facts) -> tuple | None:
