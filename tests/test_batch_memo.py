@@ -156,3 +156,38 @@ def test_two_real_nights_the_second_imports_no_pandas(shared, tmp_path):
     assert f'datetime="{summary["generated_at"]}"' in index and first_at not in index
     report = (tmp_path / "n2" / "t1" / "report.html").read_text(encoding="utf-8")
     assert f'datetime="{summary["generated_at"]}"' in report
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared, tmp_path):
+    """A controller's night after a decision recorded during the day (the
+    command, the real clock, the shared review file): the reviewed carnet's
+    files are made again from its kept draft, which needs neither pandas nor
+    the audit, and show the decision."""
+    from auditor.cli import main
+
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    probe = ("import sys\nfrom auditor.cli import main\n"
+             "rc = main(sys.argv[1:])\nprint('pandas' in sys.modules, rc)\n")
+    reviews = tmp_path / "reviews.jsonl"
+
+    def night(out: str, baseline: str) -> list[str]:
+        args = ["audit", str(shared), "--out", str(tmp_path / out), "--cache", str(tmp_path / "cache"),
+                "--baseline", str(tmp_path / baseline), "--reviews", str(reviews), "--fail-on-new",
+                "--jobs", "2", "--quiet", "--fail-on", "never"]
+        done = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert night("n1", "none") == ["True", "0"]
+    doc = json.loads((tmp_path / "n1" / "t2" / "findings.json").read_text(encoding="utf-8"))
+    fp = next(f["fingerprint"] for f in doc["findings"] if "across" not in f)
+    assert main(["review", str(tmp_path / "n1"), fp, "--status", "justifie", "--comment", "vu", "--by", "Contrôleuse Lebrun",
+                 "--reviews", str(reviews)]) == 0
+    assert night("n2", "n1") == ["False", "0"]
+    doc = json.loads((tmp_path / "n2" / "t2" / "findings.json").read_text(encoding="utf-8"))
+    assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "justifie"
+    assert "Contrôleuse Lebrun" in (tmp_path / "n2" / "t2" / "report.html").read_text(encoding="utf-8")
+    assert "Contrôleuse Lebrun" not in (tmp_path / "n1" / "t2" / "report.html").read_text(encoding="utf-8")

@@ -4,23 +4,12 @@ state derived once per carnet (`auditor/derived/chouette.py`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from auditor.arrays import texts
 from auditor.carnet import Carnet
 from auditor.derived.chouette import chouette_state
 from auditor.i18n import labels
 from auditor.money import format_cents
-
-
-@dataclass(frozen=True)
-class RunStory:
-    """One chouette run as the report shows it."""
-
-    seance: str
-    chouetteur: str
-    coups: str
-    story: str
+from auditor.report.drafts import RunStory
 
 
 def run_stories(carnet: Carnet, lang: str) -> list[RunStory]:

@@ -16,23 +16,28 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from auditor import __version__
-from auditor.arrays import NA_INT, column, series
 from auditor.catalogue import Money, Shows, codes_with_money, load_catalogue
 from auditor.derived.cache import per_carnet
 from auditor.i18n import format_day, labels
 from auditor.model import AuditResult, Finding, RuleStatus, Severity, Status
 from auditor.money import format_cents
-from auditor.report import charts, tickets_view
-from auditor.report.chouette_runs import run_stories
+from auditor.report import charts
 from auditor.report.cross_carnet import combined_verdict, counted_with
+from auditor.report.drafts import TicketSection
 from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, js_labels,
                                  moment_text, place_text)
 from auditor.report.reading_view import reading_section
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# What reads the carnet (numpy, pandas, the tickets' and chouette runs'
+# modules) is imported by the functions that make a draft, in the worker that
+# audits: finishing a kept draft (`finish_report`) needs none of it, so a night
+# that makes again only a reviewed carnet's report never imports pandas.
 
 # Rows rendered per rule group. Beyond it the group says how many are left out
 # and points to findings.json: this is what bounds report.html's size.
@@ -157,7 +162,7 @@ class ReportView(Page):
     rules: list[RuleRow]
     rules_quiet: str       # printed: how many checked rules without findings the appendix leaves out
     charts: charts.Charts
-    tickets: tickets_view.TicketSection
+    tickets: TicketSection
     chouette_runs: list
     chouette_runs_total: int
     chouette_runs_more: str
@@ -312,6 +317,11 @@ def _seance_facts(result: AuditResult) -> tuple[dict[int, str], dict[int, int], 
 
 @per_carnet
 def _carnet_facts(carnet) -> tuple[dict[int, str], dict[int, int], dict[int, int], dict[int, int]]:
+    import numpy as np
+    import pandas as pd
+
+    from auditor.arrays import NA_INT, column, series
+
     dates: dict[int, str] = {}
     n_coups: dict[int, int] = {}
     top_coup: dict[int, int] = {}
@@ -347,6 +357,10 @@ def _carnet_facts(carnet) -> tuple[dict[int, str], dict[int, int], dict[int, int
 
 
 def _zero_na(values: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    from auditor.arrays import NA_INT
+
     return np.where(values == NA_INT, 0, values)
 
 
@@ -465,6 +479,9 @@ def report_draft(result: AuditResult, source_path: str, findings_file: str | Non
     """The report of one audited carnet, all but what the batch and the run
     decide. `findings_file` is the findings.json beside the report (None when
     it is not written): truncated groups link to it."""
+    from auditor.report import tickets_view
+    from auditor.report.chouette_runs import run_stories
+
     lang = result.lang
     lab = labels(lang)
     summary = result.summary
