@@ -15,6 +15,12 @@ from json.encoder import INFINITY, encode_basestring
 _STEP = "  "
 
 
+class Text(str):
+    """JSON text already written (by `dumps`, at the depth where it goes):
+    written as it is. summary.json lists its findings across carnets under
+    two names; they are written once."""
+
+
 def _float(value: float) -> str:
     if value != value:
         return "NaN"
@@ -41,14 +47,15 @@ def _key(key) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
 
-def dumps(value) -> str:
-    """`json.dumps(value, ensure_ascii=False, indent=2)`, the same text."""
+def dumps(value, pad: str = "") -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)`, the same text
+    (`pad`: as written inside containers, at that indentation)."""
     parts: list[str] = []
     append = parts.append
 
     def write(o, pad: str) -> None:
         if isinstance(o, str):
-            append(encode_basestring(o))
+            append(o if o.__class__ is Text else encode_basestring(o))
         elif o is None:
             append("null")
         elif o is True:
@@ -84,5 +91,5 @@ def dumps(value) -> str:
         else:
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
-    write(value, "")
+    write(value, pad)
     return "".join(parts)

@@ -191,3 +191,18 @@ def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared,
     assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "justifie"
     assert "Contrôleuse Lebrun" in (tmp_path / "n2" / "t2" / "report.html").read_text(encoding="utf-8")
     assert "Contrôleuse Lebrun" not in (tmp_path / "n1" / "t2" / "report.html").read_text(encoding="utf-8")
+
+
+def test_what_a_night_from_the_cache_runs_imports_no_pandas():
+    """The modules a night from the cache runs (the command, the run, its
+    cache, the outputs, finishing a kept draft) import neither pandas nor
+    numpy: the audit's modules do, where they are used. (The nights above
+    show it on the command; this says which module broke it, at once.)"""
+    code = ("import sys\n"
+            "import auditor.cli, auditor.commands.audit, auditor.run, auditor.batch.cache, auditor.batch.finishing\n"
+            "import auditor.batch.executor, auditor.outputs, auditor.report.report_view, auditor.report.drafts\n"
+            "import auditor.report.pv, auditor.report.index_view, auditor.report.archive_view, auditor.baseline\n"
+            "print(sorted(m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -36,6 +36,19 @@ def test_the_text_is_json_dumps_indented(value):
     assert jsontext.dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
 
 
+@given(_VALUES, st.integers(min_value=0, max_value=3))
+def test_a_value_written_before_at_its_depth_is_the_same_text(value, depth):
+    """summary.json's findings across carnets, written once for their two names."""
+    whole = value
+    for _ in range(depth):
+        whole = {"x": whole, "y": [1]}
+    inner = jsontext.Text(jsontext.dumps(value, pad="  " * depth))
+    placed = inner
+    for _ in range(depth):
+        placed = {"x": placed, "y": [1]}
+    assert jsontext.dumps(placed) == json.dumps(whole, ensure_ascii=False, indent=2)
+
+
 def test_a_summary_of_real_outputs_is_the_same_text(tmp_path):
     from auditor.batch.plan import Options, plan
     from auditor.run import run
