@@ -141,16 +141,23 @@ def _codes_sql(codes) -> str:
     return ", ".join("'" + c.replace("'", "''") + "'" for c in codes) or "NULL"
 
 
-def compute(folder: Path) -> Indicators:
-    """The indicators of the history in `folder`."""
+def compute(folder: Path, archive: tuple[str, ...] | None = None) -> Indicators:
+    """The indicators of the history in `folder`. `archive`: the codes of
+    the rules across a table's carnets, when the caller knows them (an
+    audit's run does, from its checks); else asked of the checks, which
+    imports them (and pandas)."""
     from auditor import history
     from auditor.catalogue import load_profile
-    from auditor.checks.archive import archive_codes
+
+    if archive is None:
+        from auditor.checks.archive import archive_codes
+
+        archive = archive_codes()
 
     con = history.connect(folder)
     history.select(con, table=True)
     today = history.today()
-    archive = _codes_sql(archive_codes())
+    archive = _codes_sql(archive)
     tables: dict[tuple[str, int], Table] = {}
 
     def table(casino: str, table_no: int) -> Table:
@@ -281,16 +288,18 @@ def to_csv(ind: Indicators, lang: str) -> str:
 # -- the page ------------------------------------------------------------------------
 
 def write_indicators(folder: Path, out: Path, lang: str, formats: tuple[str, ...] = ("html",),
-                     reports: Path | None = None, generated_at: str | None = None) -> list[Path]:
+                     reports: Path | None = None, generated_at: str | None = None,
+                     archive: tuple[str, ...] | None = None) -> list[Path]:
     """Write OUT/index.html and/or OUT/indicators.csv; the paths written.
-    `reports`: an audit's output folder whose carnets' reports the page links to."""
+    `reports`: an audit's output folder whose carnets' reports the page links
+    to; `archive`: the rules across a table's carnets, if known (`compute`)."""
     import duckdb
 
     from auditor.atomic import write_atomic
     from auditor.errors import os_reason
 
     try:
-        ind = compute(folder)
+        ind = compute(folder, archive)
     except duckdb.Error as exc:
         raise UsageError("history.unreadable", folder=folder, reason=str(exc).splitlines()[0]) from None
     written = []

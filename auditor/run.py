@@ -66,7 +66,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         cache_dir: Path | None = None, progress: bool = False, on_done: Callable | None = None,
         bounds: Bounds | None = None, notice: Callable | None = None, baseline=None, history: Path | None = None,
         batch: bool | None = None, index_formats: tuple[str, ...] | None = None, visit=None,
-        sign: Callable | None = None, cluster_wait: float | None = None, started=None) -> RunResult:
+        sign: Callable | None = None, cluster_wait: float | None = None, started=None,
+        keep_batches: bool = True) -> RunResult:
     """Audit `jobs` and write every file under `out`.
 
     `baseline`: the baseline and reviews (auditor.baseline.Baseline), applied after
@@ -77,7 +78,9 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     who audits, where, and how it is signed (None: unsigned). `cluster_wait`:
     on a Dask cluster, how long the run waits with no worker before it stops.
     `started` (batch.pool.Started): local workers already started, which the
-    run's pool takes first.
+    run's pool takes first. `keep_batches`: keep what the batch makes of its
+    cached carnets beside the cache, for the next run over the same carnets
+    (the local page's bounded cache keeps only the carnets' audits).
     `on_done(job, done)` is called as each carnet is audited (`done.entry`: its
     summary row; `done.pid`: the worker that audited it; `done.cached`). A write error
     stops the run (WriteError); what was audited is in the cache, if any, and
@@ -134,10 +137,11 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 _done(bar, on_done, jobs[audit.index], held[audit.index])
             # What the batch makes of its carnets is kept beside the cache when
             # every carnet's audit is there (none lost to a fault, none unreadable).
-            kept = (cache.batch_file if cache is not None and len(keys) == len(jobs)
+            kept = (cache.batch_file if cache is not None and keep_batches and len(keys) == len(jobs)
                     and all(h.in_cache for h in held.values()) else None)
             batch_files = BatchMemo(kept([keys[i] for i in range(len(jobs))], "files")) if kept else None
-            cross, tables = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit, sign,
+            cross, tables, archive = _finish_all(jobs, held, out, options, baseline, finished, executor, cache, visit,
+                                                 sign,
                                         notice, kept([keys[i] for i in range(len(jobs))], "checks") if kept else None)
     except WriteError as exc:
         resume = Message("audit.resume_cache_kept") if cache else Message("audit.resume_no_cache")
@@ -160,7 +164,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         # keeps the decisions on findings gone (acknowledged `corrige`…).
         trends = _append_history(history, options, entries, rows, [f.seances for f in finished], baseline)
         if batch and "html" in (index_formats or options.formats):
-            dashboard = _dashboard(history, out, options)
+            dashboard = _dashboard(history, out, options, archive)
     if batch:
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
@@ -174,11 +178,12 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,
                 finished: list[Finished], executor: Executor, cache: Cache | None, visit=None,
                 sign: Callable | None = None, notice: Callable | None = None,
-                checks_file: Path | None = None) -> tuple[list[dict], list[dict]]:
+                checks_file: Path | None = None) -> tuple[list[dict], list[dict], tuple[str, ...]]:
     """The checks over the batch, then each carnet's files made and written
     (on the executor's warm workers, or here), each appended to `finished`
     once written, in the jobs' order; the findings across carnets and the
-    tables as summary.json lists them. A procès-verbal is made here: its
+    tables as summary.json lists them, the codes of the rules across a
+    table's carnets. A procès-verbal is made here: its
     signing key never leaves this process. `checks_file`: where the checks
     over this batch of cached carnets are kept (recalled, or kept there)."""
     checks = recall_batch(checks_file) if checks_file is not None else None
@@ -250,7 +255,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
               for cf in cross]
     if checks_file is not None and (digested < len(checks.across_digests) or not checks_file.is_file()):
         keep_batch(checks_file, checks)   # each carnet's view of its findings across carnets made
-    return listed, tables
+    return listed, tables, checks.archive_codes
 
 
 def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> BatchChecks:
@@ -258,7 +263,7 @@ def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> Ba
     # Imported here: a night whose checks are kept beside the cache needs
     # neither the checks nor pandas, which they import.
     from auditor.across import check_batch
-    from auditor.checks.archive import archive_statuses
+    from auditor.checks.archive import archive_codes, archive_statuses
     from auditor.derived.table_archive import describe_tables
 
     facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
@@ -267,7 +272,7 @@ def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> Ba
     # The rules across the carnets of a table: checked for each carnet, or why not.
     checked, tables = archive_statuses(facts, profile, lang) if facts else ({}, [])
     tables = describe_tables(facts, tables)   # what index.html's picture of each table draws
-    return BatchChecks(cross, checked, tables, {})
+    return BatchChecks(cross, checked, tables, {}, archive_codes())
 
 
 @contextlib.contextmanager
@@ -329,15 +334,17 @@ def _append_history(folder: Path, options: Options, entries: list[dict], rows: l
 DASHBOARD = "dashboard"
 
 
-def _dashboard(history: Path, out: Path, options: Options) -> str | None:
+def _dashboard(history: Path, out: Path, options: Options, archive: tuple[str, ...] = ()) -> str | None:
     """The indicators per table and month, from the whole history, beside the
-    batch's index (which links them); their links reach this run's reports."""
+    batch's index (which links them); their links reach this run's reports.
+    `archive`: the rules across a table's carnets, as the run's checks know
+    them (none known: the indicators import the checks to ask)."""
     from auditor.errors import UsageError
     from auditor.indicators import write_indicators
 
     try:
         write_indicators(history, out / DASHBOARD, options.lang, ("html",), reports=out,
-                         generated_at=options.generated_at)
+                         generated_at=options.generated_at, archive=archive or None)
     except UsageError:
         return None   # a damaged history: the run's own files stand; `ecarte-audit history` names the problem
     return f"{DASHBOARD}/index.html"

@@ -162,9 +162,10 @@ def test_two_real_nights_the_second_imports_no_pandas(shared, tmp_path):
 @pytest.mark.subprocess
 def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared, tmp_path):
     """A controller's night after a decision recorded during the day (the
-    command, the real clock, the shared review file): the reviewed carnet's
-    files are made again from its kept draft, which needs neither pandas nor
-    the audit, and show the decision."""
+    command, the real clock, the shared review file, the history): the
+    reviewed carnet's files are made again from its kept draft, which needs
+    neither pandas nor the audit, and show the decision; the history's run
+    file and dashboard need no pandas either."""
     from auditor.cli import main
 
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
@@ -175,6 +176,7 @@ def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared,
     def night(out: str, baseline: str) -> list[str]:
         args = ["audit", str(shared), "--out", str(tmp_path / out), "--cache", str(tmp_path / "cache"),
                 "--baseline", str(tmp_path / baseline), "--reviews", str(reviews), "--fail-on-new",
+                "--history", str(tmp_path / "history"),
                 "--jobs", "2", "--quiet", "--fail-on", "never"]
         done = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
                               timeout=300)
@@ -191,6 +193,18 @@ def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared,
     assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "justifie"
     assert "Contrôleuse Lebrun" in (tmp_path / "n2" / "t2" / "report.html").read_text(encoding="utf-8")
     assert "Contrôleuse Lebrun" not in (tmp_path / "n1" / "t2" / "report.html").read_text(encoding="utf-8")
+    assert (tmp_path / "n2" / "dashboard" / "index.html").is_file()
+
+
+def test_the_kept_checks_know_the_rules_across_a_tables_carnets(shared, tmp_path):
+    """The dashboard of a night from the cache takes them from the kept checks (without importing the rules)."""
+    import pickle
+
+    from auditor.checks.archive import archive_codes
+
+    run_batch(plan([shared]), tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=tmp_path / "cache")
+    [kept] = (tmp_path / "cache" / BATCH_FOLDER).glob("*.checks.pickle")
+    assert pickle.loads(kept.read_bytes()).archive_codes == archive_codes() != ()
 
 
 def test_what_a_night_from_the_cache_runs_imports_no_pandas():

@@ -64,7 +64,7 @@ AUDIT_FILE, HEAD_FILE = "carnet-audit.pickle", "carnet-head.pickle"
 # What a batch made of its carnets' cached audits (its checks over the batch,
 # its summary and index), kept for the next run over the same carnets. Bumped
 # when what is kept changes: older ones are not recalled.
-BATCH_FOLDER, BATCH_VERSION = "batches", 1
+BATCH_FOLDER, BATCH_VERSION = "batches", 2
 # A controller's nights are one batch or a few (one per casino or table): the
 # newest this many are kept, the others removed as new ones are written.
 KEEP_BATCHES = 16
@@ -150,6 +150,7 @@ class BatchChecks:
     checked: dict                   # per carnet, the statuses of the rules across a table's carnets
     tables: list                    # summary.json's tables, as index.html draws them
     across_digests: dict            # per carnet, the digest of its findings across carnets (finishing.across_digest)
+    archive_codes: tuple = ()       # the rules across a table's carnets (what the dashboard shows of them)
 
 
 @dataclass

@@ -366,6 +366,7 @@ class Runs:
         kwargs = {"visit": visit} if visit is not None else {}
         result = audit_run(jobs, run.out, options, workers=self.workers, on_done=on_done, batch=run.batch,
                            index_formats=("html", "json"), cache_dir=self.cache, baseline=baseline, sign=sign,
+                           keep_batches=False,
                            **kwargs)
         run.carnets = [{"id": e["id"], "shown": e["path"], "verdict": e["verdict"], "summary": e["summary"]}
                        for e in result.entries]
