@@ -182,7 +182,10 @@ def keep_batch(path: Path, value) -> None:
         for old in kept[2 * KEEP_BATCHES:]:
             old.unlink(missing_ok=True)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        # The part file may be unreachable too (`batches` a file, not a folder:
+        # unlink says ENOTDIR, not "missing"): the run goes on without it.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def recall_batch(path: Path):

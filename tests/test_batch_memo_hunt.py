@@ -1,0 +1,45 @@
+"""Inputs where a night with the cache could differ from a fresh run, or
+fail: what the batch keeps beside the cache (auditor/batch/cache.py
+`BatchChecks`, `BatchMemo`) never changes a run's files, and a cache in a
+state the run did not leave never stops it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.batch import Options
+from auditor.batch.cache import BATCH_FOLDER
+from auditor.batch.plan import plan
+from auditor.run import run as run_batch
+from auditor.synth.generate import Spec, generate, write_csv_folder
+
+MONDAY, TUESDAY = "2026-01-05T01:00:00Z", "2026-01-06T01:00:07Z"
+
+
+@pytest.fixture
+def shared(tmp_path) -> Path:
+    """Three carnets of one casino whose tickets were generated alike (findings across carnets)."""
+    root = tmp_path / "night"
+    for table in (1, 2, 3):
+        write_csv_folder(generate(Spec(seances=1, coups=5, seed=7, table=table)), root / f"t{table}")
+    return root
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_cache_whose_batches_folder_is_a_file_still_runs(shared, tmp_path):
+    """`batches` taken by a file (a user's, a copy gone wrong): what the batch
+    would keep there is not kept, and the nights run as without it."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / BATCH_FOLDER).write_text("not a folder")
+    for out, at in (("monday", MONDAY), ("tuesday", TUESDAY)):
+        run_batch(jobs, tmp_path / out, Options(generated_at=at), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+    assert (cache / BATCH_FOLDER).read_text() == "not a folder"
