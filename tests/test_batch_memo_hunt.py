@@ -43,3 +43,24 @@ def test_a_cache_whose_batches_folder_is_a_file_still_runs(shared, tmp_path):
     run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
     assert (cache / BATCH_FOLDER).read_text() == "not a folder"
+
+
+# Damage a length field can take (one byte of the file changed): a pickle
+# opcode whose length is absurd. The unpickler raises neither
+# UnpicklingError nor ValueError for these.
+ABSURD_LENGTHS = {
+    "overflow": b"\x80\x05\x96" + (2**64 - 1).to_bytes(8, "little"),   # BYTEARRAY8 past sys.maxsize
+    "memory": b"\x80\x05\x8e" + (2**40).to_bytes(8, "little"),         # BINBYTES8 of a terabyte
+}
+
+
+@pytest.mark.parametrize("damage", sorted(ABSURD_LENGTHS))
+def test_a_batch_file_damaged_in_a_length_is_made_again(shared, tmp_path, damage):
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    for kept in (cache / BATCH_FOLDER).iterdir():
+        kept.write_bytes(ABSURD_LENGTHS[damage])
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")

@@ -278,8 +278,10 @@ def write_pickle(path: Path, value) -> None:
 
 def read_pickle(path: Path):
     """What `write_pickle` kept at `path`; None when it is gone or damaged
-    (cut short, written by another version of the program)."""
+    (cut short, written by another version of the program, a length field
+    damaged: the unpickler then raises OverflowError or MemoryError)."""
     try:
         return pickle.loads(path.read_bytes())
-    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
+    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError,
+            OverflowError, MemoryError):
         return None
