@@ -64,3 +64,20 @@ def test_a_batch_file_damaged_in_a_length_is_made_again(shared, tmp_path, damage
     run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
     run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("kind", ["checks", "files"])
+def test_a_batch_file_damaged_inside_its_text_is_not_recalled(shared, tmp_path, kind):
+    """A byte changed inside what a batch file keeps (a disk's or a copy's
+    damage) still unpickles: the file says whether it is whole, and one that
+    is not is made again, never written out as it reads."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    kept = next((cache / BATCH_FOLDER).glob(f"*.{kind}.pickle"))
+    data = kept.read_bytes()
+    assert b"t3" in data
+    kept.write_bytes(data.replace(b"t3", b"t9"))   # the carnet named otherwise in a place or a row
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
