@@ -81,3 +81,26 @@ def test_a_batch_file_damaged_inside_its_text_is_not_recalled(shared, tmp_path, 
     run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
     run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+def test_a_damaged_checks_file_is_kept_anew_with_a_workbook(shared, tmp_path, monkeypatch):
+    """With a workbook asked for (no carnet's files are kept, so no carnet's
+    digest is added to the checks), a damaged checks file is still replaced:
+    the night after makes no checks again."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    options = lambda at: Options(formats=("json", "xlsx"), generated_at=at)   # noqa: E731
+    run_batch(jobs, tmp_path / "monday", options(MONDAY), cache_dir=cache)
+    checks = next((cache / BATCH_FOLDER).glob("*.checks.pickle"))
+    checks.write_bytes(b"damaged")
+    run_batch(jobs, tmp_path / "tuesday", options(TUESDAY), cache_dir=cache)
+    from auditor import across
+
+    made: list[str] = []
+    check = across.check_batch
+    monkeypatch.setattr("auditor.across.check_batch", lambda *a, **k: made.append("checks") or check(*a, **k))
+    run_batch(jobs, tmp_path / "wednesday", options(TUESDAY), cache_dir=cache)
+    assert made == []
+    monkeypatch.undo()
+    run_batch(jobs, tmp_path / "fresh", options(TUESDAY))
+    assert _files(tmp_path / "wednesday") == _files(tmp_path / "fresh")
