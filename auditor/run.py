@@ -264,7 +264,10 @@ def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> Ba
     from auditor.checks.archive import archive_statuses
     from auditor.derived.table_archive import describe_tables
 
-    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
+    # A carnet alone has its facts only when a cache keeps them for later
+    # batches: they are not checked here, so that its files say the same
+    # with the cache and without (where no facts come back).
+    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None] if len(jobs) > 1 else []
     profile = load_profile()
     cross = check_batch(facts, profile, lang) if len(facts) > 1 else []
     # The rules across the carnets of a table: checked for each carnet, or why not.

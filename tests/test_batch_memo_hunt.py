@@ -104,3 +104,20 @@ def test_a_damaged_checks_file_is_kept_anew_with_a_workbook(shared, tmp_path, mo
     monkeypatch.undo()
     run_batch(jobs, tmp_path / "fresh", options(TUESDAY))
     assert _files(tmp_path / "wednesday") == _files(tmp_path / "fresh")
+
+
+def test_a_carnet_alone_that_cannot_be_placed_reads_the_same_with_the_cache(tmp_path):
+    """A carnet audited alone: with a cache its facts come back (kept for
+    later batches), without one they do not; the rules across a table's
+    carnets must say the same either way (not "a carnet of the batch cannot
+    be placed" with the cache and "needs the table's other carnets" without)."""
+    carnet = tmp_path / "night" / "damaged.xlsx"
+    carnet.parent.mkdir()
+    carnet.write_bytes(b"not a workbook")
+    jobs = plan([carnet])
+    cache = tmp_path / "cache"
+    for out, at in (("monday", MONDAY), ("tuesday", TUESDAY)):
+        run_batch(jobs, tmp_path / out, Options(generated_at=at), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "monday").keys() == _files(tmp_path / "fresh").keys()
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
