@@ -63,8 +63,9 @@ NOT_IN_KEY = ("generated_at", "debug", "fail_on_new")
 AUDIT_FILE, HEAD_FILE = "carnet-audit.pickle", "carnet-head.pickle"
 # What a batch made of its carnets' cached audits (its checks over the batch,
 # its summary and index), kept for the next run over the same carnets. Bumped
-# when what is kept changes: older ones are not recalled.
-BATCH_FOLDER, BATCH_VERSION = "batches", 1
+# when what is kept changes: older ones are not recalled (2: a carnet alone is
+# not checked across carnets; the files carry their SHA-256).
+BATCH_FOLDER, BATCH_VERSION = "batches", 2
 # A controller's nights are one batch or a few (one per casino or table): the
 # newest this many are kept, the others removed as new ones are written.
 KEEP_BATCHES = 16
