@@ -187,9 +187,12 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
     signing key never leaves this process. `checks_file`: where the checks
     over this batch of cached carnets are kept (recalled, or kept there)."""
     checks = recall_batch(checks_file) if checks_file is not None else None
-    if not isinstance(checks, BatchChecks):
+    recalled = isinstance(checks, BatchChecks)
+    if not recalled:
         checks = _check_batch(jobs, held, options.lang)
-    digested = len(checks.across_digests)
+    # Kept again when made here (the file may be there, damaged: a file's
+    # presence says nothing) or when it gained carnets' digests.
+    digested = len(checks.across_digests) if recalled else -1
     cross, checked, tables = checks.cross, checks.checked, checks.tables
     seen = by_carnet(cross)
     owner = {cf.fingerprint: cf.places[0]["carnet"] for cf in cross}
@@ -253,7 +256,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
                 states[fp] = state
     listed = [{**cf.as_json(), **states.get(cf.fingerprint, {"baseline_state": None, "review": None})}
               for cf in cross]
-    if checks_file is not None and (digested < len(checks.across_digests) or not checks_file.is_file()):
+    if checks_file is not None and digested < len(checks.across_digests):
         keep_batch(checks_file, checks)   # each carnet's view of its findings across carnets made
     return listed, tables, checks.archive_codes
 
@@ -266,7 +269,10 @@ def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> Ba
     from auditor.checks.archive import archive_codes, archive_statuses
     from auditor.derived.table_archive import describe_tables
 
-    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None]
+    # A carnet alone has its facts only when a cache keeps them for later
+    # batches: they are not checked here, so that its files say the same
+    # with the cache and without (where no facts come back).
+    facts = [held[i].facts for i in range(len(jobs)) if held[i].facts is not None] if len(jobs) > 1 else []
     profile = load_profile()
     cross = check_batch(facts, profile, lang) if len(facts) > 1 else []
     # The rules across the carnets of a table: checked for each carnet, or why not.

@@ -63,11 +63,15 @@ NOT_IN_KEY = ("generated_at", "debug", "fail_on_new")
 AUDIT_FILE, HEAD_FILE = "carnet-audit.pickle", "carnet-head.pickle"
 # What a batch made of its carnets' cached audits (its checks over the batch,
 # its summary and index), kept for the next run over the same carnets. Bumped
-# when what is kept changes: older ones are not recalled.
-BATCH_FOLDER, BATCH_VERSION = "batches", 2
+# when what is kept changes: older ones are not recalled (3: a carnet alone is
+# not checked across carnets; the files carry their SHA-256; the checks carry
+# the codes of the rules across a table's carnets).
+BATCH_FOLDER, BATCH_VERSION = "batches", 3
 # A controller's nights are one batch or a few (one per casino or table): the
 # newest this many are kept, the others removed as new ones are written.
 KEEP_BATCHES = 16
+# A batch file starts with this and the SHA-256 of the pickle that follows (keep_batch, recall_batch).
+BATCH_MAGIC = b"ecarte-batch\n"
 
 
 @dataclass
@@ -177,19 +181,33 @@ def keep_batch(path: Path, value) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_pickle(tmp, value)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.write_bytes(BATCH_MAGIC + hashlib.sha256(data).digest() + data)
         os.replace(tmp, path)
         kept = sorted(path.parent.glob("*.pickle"), key=_age, reverse=True)
         for old in kept[2 * KEEP_BATCHES:]:
             old.unlink(missing_ok=True)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        # The part file may be unreachable too (`batches` a file, not a folder:
+        # unlink says ENOTDIR, not "missing"): the run goes on without it.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def recall_batch(path: Path):
     """What `keep_batch` kept at `path` (None: none, or damaged); marked as
-    used, so that the batches run every night are the ones kept."""
-    value = read_pickle(path)
+    used, so that the batches run every night are the ones kept. Its
+    SHA-256, kept before it, must hold: a byte changed inside a summary's
+    text or a place's path still unpickles, and would be written out as it
+    reads (or fail where it is used)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head = len(BATCH_MAGIC) + hashlib.sha256().digest_size
+    if data[:len(BATCH_MAGIC)] != BATCH_MAGIC or hashlib.sha256(data[head:]).digest() != data[len(BATCH_MAGIC):head]:
+        return None
+    value = loads_pickle(data[head:])
     if value is not None:
         with contextlib.suppress(OSError):
             os.utime(path)
@@ -276,8 +294,19 @@ def write_pickle(path: Path, value) -> None:
 
 def read_pickle(path: Path):
     """What `write_pickle` kept at `path`; None when it is gone or damaged
-    (cut short, written by another version of the program)."""
+    (cut short, written by another version of the program, a length field
+    damaged: the unpickler then raises OverflowError or MemoryError)."""
     try:
-        return pickle.loads(path.read_bytes())
-    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError):
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return loads_pickle(data)
+
+
+def loads_pickle(data: bytes):
+    """The value pickled in `data`; None when it is damaged (see read_pickle)."""
+    try:
+        return pickle.loads(data)
+    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError,
+            OverflowError, MemoryError):
         return None

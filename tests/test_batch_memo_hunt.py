@@ -1,0 +1,123 @@
+"""Inputs where a night with the cache could differ from a fresh run, or
+fail: what the batch keeps beside the cache (auditor/batch/cache.py
+`BatchChecks`, `BatchMemo`) never changes a run's files, and a cache in a
+state the run did not leave never stops it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.batch import Options
+from auditor.batch.cache import BATCH_FOLDER
+from auditor.batch.plan import plan
+from auditor.run import run as run_batch
+from auditor.synth.generate import Spec, generate, write_csv_folder
+
+MONDAY, TUESDAY = "2026-01-05T01:00:00Z", "2026-01-06T01:00:07Z"
+
+
+@pytest.fixture
+def shared(tmp_path) -> Path:
+    """Three carnets of one casino whose tickets were generated alike (findings across carnets)."""
+    root = tmp_path / "night"
+    for table in (1, 2, 3):
+        write_csv_folder(generate(Spec(seances=1, coups=5, seed=7, table=table)), root / f"t{table}")
+    return root
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_cache_whose_batches_folder_is_a_file_still_runs(shared, tmp_path):
+    """`batches` taken by a file (a user's, a copy gone wrong): what the batch
+    would keep there is not kept, and the nights run as without it."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / BATCH_FOLDER).write_text("not a folder")
+    for out, at in (("monday", MONDAY), ("tuesday", TUESDAY)):
+        run_batch(jobs, tmp_path / out, Options(generated_at=at), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+    assert (cache / BATCH_FOLDER).read_text() == "not a folder"
+
+
+# Damage a length field can take (one byte of the file changed): a pickle
+# opcode whose length is absurd. The unpickler raises neither
+# UnpicklingError nor ValueError for these.
+ABSURD_LENGTHS = {
+    "overflow": b"\x80\x05\x96" + (2**64 - 1).to_bytes(8, "little"),   # BYTEARRAY8 past sys.maxsize
+    "memory": b"\x80\x05\x8e" + (2**40).to_bytes(8, "little"),         # BINBYTES8 of a terabyte
+}
+
+
+@pytest.mark.parametrize("damage", sorted(ABSURD_LENGTHS))
+def test_a_batch_file_damaged_in_a_length_is_made_again(shared, tmp_path, damage):
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    for kept in (cache / BATCH_FOLDER).iterdir():
+        kept.write_bytes(ABSURD_LENGTHS[damage])
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("kind", ["checks", "files"])
+def test_a_batch_file_damaged_inside_its_text_is_not_recalled(shared, tmp_path, kind):
+    """A byte changed inside what a batch file keeps (a disk's or a copy's
+    damage) still unpickles: the file says whether it is whole, and one that
+    is not is made again, never written out as it reads."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=cache)
+    kept = next((cache / BATCH_FOLDER).glob(f"*.{kind}.pickle"))
+    data = kept.read_bytes()
+    assert b"t3" in data
+    kept.write_bytes(data.replace(b"t3", b"t9"))   # the carnet named otherwise in a place or a row
+    run_batch(jobs, tmp_path / "tuesday", Options(generated_at=TUESDAY), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+def test_a_damaged_checks_file_is_kept_anew_with_a_workbook(shared, tmp_path, monkeypatch):
+    """With a workbook asked for (no carnet's files are kept, so no carnet's
+    digest is added to the checks), a damaged checks file is still replaced:
+    the night after makes no checks again."""
+    jobs = plan([shared])
+    cache = tmp_path / "cache"
+    options = lambda at: Options(formats=("json", "xlsx"), generated_at=at)   # noqa: E731
+    run_batch(jobs, tmp_path / "monday", options(MONDAY), cache_dir=cache)
+    checks = next((cache / BATCH_FOLDER).glob("*.checks.pickle"))
+    checks.write_bytes(b"damaged")
+    run_batch(jobs, tmp_path / "tuesday", options(TUESDAY), cache_dir=cache)
+    from auditor import across
+
+    made: list[str] = []
+    check = across.check_batch
+    monkeypatch.setattr("auditor.across.check_batch", lambda *a, **k: made.append("checks") or check(*a, **k))
+    run_batch(jobs, tmp_path / "wednesday", options(TUESDAY), cache_dir=cache)
+    assert made == []
+    monkeypatch.undo()
+    run_batch(jobs, tmp_path / "fresh", options(TUESDAY))
+    assert _files(tmp_path / "wednesday") == _files(tmp_path / "fresh")
+
+
+def test_a_carnet_alone_that_cannot_be_placed_reads_the_same_with_the_cache(tmp_path):
+    """A carnet audited alone: with a cache its facts come back (kept for
+    later batches), without one they do not; the rules across a table's
+    carnets must say the same either way (not "a carnet of the batch cannot
+    be placed" with the cache and "needs the table's other carnets" without)."""
+    carnet = tmp_path / "night" / "damaged.xlsx"
+    carnet.parent.mkdir()
+    carnet.write_bytes(b"not a workbook")
+    jobs = plan([carnet])
+    cache = tmp_path / "cache"
+    for out, at in (("monday", MONDAY), ("tuesday", TUESDAY)):
+        run_batch(jobs, tmp_path / out, Options(generated_at=at), cache_dir=cache)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    assert _files(tmp_path / "monday").keys() == _files(tmp_path / "fresh").keys()
+    assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
