@@ -198,13 +198,12 @@ def test_a_night_after_a_review_makes_the_reviewed_report_without_pandas(shared,
 
 def test_the_kept_checks_know_the_rules_across_a_tables_carnets(shared, tmp_path):
     """The dashboard of a night from the cache takes them from the kept checks (without importing the rules)."""
-    import pickle
-
+    from auditor.batch.cache import recall_batch
     from auditor.checks.archive import archive_codes
 
     run_batch(plan([shared]), tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=tmp_path / "cache")
     [kept] = (tmp_path / "cache" / BATCH_FOLDER).glob("*.checks.pickle")
-    assert pickle.loads(kept.read_bytes()).archive_codes == archive_codes() != ()
+    assert recall_batch(kept).archive_codes == archive_codes() != ()
 
 
 def test_what_a_night_from_the_cache_runs_imports_no_pandas():
