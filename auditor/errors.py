@@ -10,6 +10,10 @@ English text, since a `Message` is a `str`.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
+from auditor.names import shown_name
+
 
 def _render(key: str, lang: str, params: dict) -> str:
     from auditor.i18n import cli_label, cli_labels
@@ -18,7 +22,10 @@ def _render(key: str, lang: str, params: dict) -> str:
         return key   # not a key: shown as given (tests/test_cli_i18n.py forbids it in our code)
     # A parameter that is itself a message (a reason inside a wider error)
     # speaks the same language as the sentence around it.
-    shown = {name: value.text(lang) if isinstance(value, Message) else value for name, value in params.items()}
+    # A path or a name (a carnet's, which may not be UTF-8) as any terminal or log file can take it.
+    shown = {name: value.text(lang) if isinstance(value, Message)
+             else shown_name(str(value)) if isinstance(value, (str, PurePath)) else value
+             for name, value in params.items()}
     return cli_label(key, lang, **shown)
 
 

@@ -25,6 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.names import shown_name
 from auditor.errors import Message, UsageError, os_reason
 from auditor.report.pv import KEYWORD_RE, source_files_of
 
@@ -186,7 +187,7 @@ def _source_files(sources: list[Path], named: dict, files: list[tuple[str, str]]
                 raise UsageError("verify.cannot_read", path=source, reason=os_reason(exc)) from None
             for p in found:
                 _source_file(p, by_name, verdict)
-            present = {p.name for p in found}
+            present = {shown_name(p.name) for p in found}   # as the audit named them
             for name, digest in files:
                 if name not in present:
                     verdict.check(False, Message("verify.source_file_missing", name=name, folder=source,
@@ -204,7 +205,8 @@ def _source_file(path: Path, by_name: dict[str, str], verdict: Verdict) -> None:
     except OSError as exc:
         raise UsageError("verify.cannot_read", path=path, reason=os_reason(exc)) from None
     digest_hex = digest.hexdigest()
-    expected = by_name.get(path.name)
+    name = shown_name(path.name)   # as the audit named it (a name not in UTF-8 read as Windows-1252)
+    expected = by_name.get(name)
     if expected is None:
         # Renamed, perhaps: the same bytes as a file the PV names still say which.
         same = next((name for name, d in by_name.items() if d == digest_hex), None)
@@ -213,7 +215,7 @@ def _source_file(path: Path, by_name: dict[str, str], verdict: Verdict) -> None:
         else:
             verdict.check(False, Message("verify.source_file_unknown", path=path, sha256=digest_hex))
     elif expected == digest_hex:
-        verdict.check(True, Message("verify.source_file_same", path=path, name=path.name))
+        verdict.check(True, Message("verify.source_file_same", path=path, name=name))
     else:
-        verdict.check(False, Message("verify.source_file_differs", path=path, name=path.name, sha256=digest_hex,
+        verdict.check(False, Message("verify.source_file_differs", path=path, name=name, sha256=digest_hex,
                                      named=expected))

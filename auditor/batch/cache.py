@@ -22,13 +22,14 @@ from auditor.catalogue import rules_digest
 from auditor.discover import file_digest, sha256_of_digests
 from auditor.errors import WriteError
 from auditor.outputs import CarnetAudit
+from auditor.names import shown_name
 
 
 def fingerprint(path: Path) -> str:
     """SHA-256 of a carnet's files, exactly as the reader computes it, hashed in
     blocks (a huge file is never held whole just to look it up in the cache)."""
     if path.is_dir():
-        parts = [(p.name, _digest(p)) for p in sorted(path.iterdir(), key=lambda p: p.name)
+        parts = [(shown_name(p.name), _digest(p)) for p in sorted(path.iterdir(), key=lambda p: p.name)
                  if p.is_file() and p.suffix.lower() == ".csv"]
         return sha256_of_digests(parts)
     return _digest(path).hex()

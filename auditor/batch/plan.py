@@ -10,6 +10,7 @@ from pathlib import Path
 
 from auditor.limits import Limits
 from auditor.discover import discover
+from auditor.names import shown_name
 
 
 @dataclass(frozen=True)
@@ -86,5 +87,5 @@ def plan(paths: list[Path]) -> list[CarnetJob]:
                 n += 1
                 cid = f"{base}-{n}"
             taken.add(cid.lower())
-            jobs.append(CarnetJob(p, shown, cid))
+            jobs.append(CarnetJob(p, shown_name(shown), cid))
     return jobs

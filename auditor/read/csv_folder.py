@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from auditor.names import shown_name
 from auditor.limits import DEFAULT_LIMITS, Limits, size_text
 import dataclasses
 
@@ -94,7 +95,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
     a file past `limits.max_file_bytes` is refused (EC00-01) without being read.
     """
     files: dict[str, Path] = {}
-    carnet = RawCarnet(path=str(folder), format="csv", sha256="")
+    carnet = RawCarnet(path=shown_name(str(folder)), format="csv", sha256="")
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError as exc:
@@ -113,7 +114,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             size = p.stat().st_size
             if size > limits.max_file_bytes:
                 carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
-                    "file": p.name, "size": size_text(size), "limit": size_text(limits.max_file_bytes)}))
+                    "file": shown_name(p.name), "size": size_text(size), "limit": size_text(limits.max_file_bytes)}))
                 continue
             with p.open("rb") as fh:
                 data = fh.read(limits.max_file_bytes + 1)
@@ -123,7 +124,7 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
             continue
         if len(data) > limits.max_file_bytes:   # grew while we looked
             carnet.problems.append(ReadProblem("EC00-01", "file_too_large", table=table, params={
-                "file": p.name, "size": size_text(len(data)), "limit": size_text(limits.max_file_bytes)}))
+                "file": shown_name(p.name), "size": size_text(len(data)), "limit": size_text(limits.max_file_bytes)}))
             continue
         read_digests[p] = hashlib.sha256(data).digest()
         try:
@@ -137,11 +138,13 @@ def read_csv_folder(folder: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
                 else None)
         raw, problems = parse_csv_text(table, text, limits, columns, utf8)
         if raw is not None:
-            raw.sheet = p.name
+            raw.sheet = shown_name(p.name)
             carnet.tables[table] = raw
         carnet.problems.extend(problems)
     # Unreadable: the empty digest (the read above reported it).
-    digests = [(p.name, read_digests.get(p) or file_digest(p) or hashlib.sha256().digest()) for p in found]
+    # Each file under the name the outputs show (and `verify` hashes again).
+    digests = [(shown_name(p.name), read_digests.get(p) or file_digest(p) or hashlib.sha256().digest())
+               for p in found]
     carnet.sha256 = sha256_of_digests(digests)
     carnet.files = [(name, digest.hex()) for name, digest in digests]
     return carnet

@@ -33,6 +33,8 @@ from auditor.read.raw import (RawCarnet, RawFormula, RawTable, ReadProblem, Sour
                               column_letter, empty_frame, sha256_of, file_digest)
 from auditor.read.workbook_guard import FormulaCell, check_workbook
 from auditor.zippkg import Refused
+from auditor.names import shown_name
+
 
 @contextlib.contextmanager
 def panic_text_kept_out():
@@ -135,7 +137,7 @@ def read_workbook(path: Path, limits: Limits = DEFAULT_LIMITS, tables=None,
                            {"file": path.name, "size": size_text(len(data)),
                             "limit": size_text(limits.max_file_bytes)}, fmt)
     fmt = container_of(data, path.suffix)
-    carnet = RawCarnet(path=str(path), format=fmt, sha256=sha256_of([("", data)]))
+    carnet = RawCarnet(path=shown_name(str(path)), format=fmt, sha256=sha256_of([("", data)]))
 
     def wanted(sheet_name: str) -> bool:
         return tables is None or canonical_name(sheet_name) in tables
@@ -328,6 +330,6 @@ def _reason(exc: Exception) -> str:
 
 
 def _unreadable(path: Path, sha: str, kind: str, params: dict, fmt: str = "xlsx") -> RawCarnet:
-    carnet = RawCarnet(path=str(path), format=fmt, sha256=sha, unreadable=True)
+    carnet = RawCarnet(path=shown_name(str(path)), format=fmt, sha256=sha, unreadable=True)
     carnet.problems.append(ReadProblem("EC00-01", kind, params=params))
     return carnet
