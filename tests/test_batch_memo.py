@@ -219,3 +219,20 @@ def test_what_a_night_from_the_cache_runs_imports_no_pandas():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_part_file_a_stopped_run_left_goes_once_stale(shared, tmp_path):
+    """A run stopped while it kept a batch file (Ctrl-C, a full disk) leaves
+    its part file; the next run that keeps one removes it once it is surely
+    nobody's (an hour old), never a fresh one another run is writing."""
+    from auditor.batch.cache import STALE_PART_S
+
+    folder = tmp_path / "cache" / BATCH_FOLDER
+    folder.mkdir(parents=True)
+    stale, fresh = folder / ".x.checks.pickle.123.part", folder / ".y.checks.pickle.456.part"
+    for part in (stale, fresh):
+        part.write_bytes(b"half")
+    past = time.time() - STALE_PART_S - 60
+    os.utime(stale, (past, past))
+    run_batch(plan([shared]), tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=tmp_path / "cache")
+    assert not stale.exists() and fresh.exists()

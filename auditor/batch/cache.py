@@ -11,6 +11,7 @@ import os
 import shutil
 import pickle
 import sys
+import time
 from dataclasses import dataclass, fields
 from importlib.resources import files
 from pathlib import Path
@@ -71,6 +72,7 @@ BATCH_FOLDER, BATCH_VERSION = "batches", 3
 # A controller's nights are one batch or a few (one per casino or table): the
 # newest this many are kept, the others removed as new ones are written.
 KEEP_BATCHES = 16
+STALE_PART_S = 3600   # a batch file being kept for longer than this was left by a stopped run
 # A batch file starts with this and the SHA-256 of the pickle that follows (keep_batch, recall_batch).
 BATCH_MAGIC = b"ecarte-batch\n"
 
@@ -188,6 +190,11 @@ def keep_batch(path: Path, value) -> None:
         kept = sorted(path.parent.glob("*.pickle"), key=_age, reverse=True)
         for old in kept[2 * KEEP_BATCHES:]:
             old.unlink(missing_ok=True)
+        # A run stopped while it kept one (Ctrl-C, a full disk) left its part
+        # file: gone once surely no run is still writing it.
+        for part in path.parent.glob(".*.part"):
+            if _age(part) < time.time() - STALE_PART_S:
+                part.unlink(missing_ok=True)
     except OSError:
         # The part file may be unreachable too (`batches` a file, not a folder:
         # unlink says ENOTDIR, not "missing"): the run goes on without it.
