@@ -13,22 +13,8 @@ from auditor.batch import Options
 from auditor.batch.cache import BATCH_FOLDER
 from auditor.batch.plan import plan
 from auditor.run import run as run_batch
-from auditor.synth.generate import Spec, generate, write_csv_folder
 
-MONDAY, TUESDAY = "2026-01-05T01:00:00Z", "2026-01-06T01:00:07Z"
-
-
-@pytest.fixture
-def shared(tmp_path) -> Path:
-    """Three carnets of one casino whose tickets were generated alike (findings across carnets)."""
-    root = tmp_path / "night"
-    for table in (1, 2, 3):
-        write_csv_folder(generate(Spec(seances=1, coups=5, seed=7, table=table)), root / f"t{table}")
-    return root
-
-
-def _files(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+from test_batch_memo import MONDAY, TUESDAY, _files, shared  # noqa: F401  (the three carnets of one casino)
 
 
 def test_a_cache_whose_batches_folder_is_a_file_still_runs(shared, tmp_path):
