@@ -224,13 +224,43 @@ def cover_key(casino, table, first_seance, first_day) -> tuple | None:
     return None if any(v is None for v in key) else tuple(str(v) for v in key)
 
 
-def read_previous(folder: Path, problems: list) -> PreviousRun:
+def read_previous(folder: Path, problems: list, memo=None) -> PreviousRun:
     """Every carnet's findings of the run in `folder`, the findings across
     carnets of its summary.json and each carnet's cover (from summary.json's
-    tables). A file that cannot be read is said once; its findings count as new."""
-    out = PreviousRun()
+    tables). A file that cannot be read is said once; its findings count as new.
+    `memo` (auditor.batch.cache.BatchMemo): where the run read from the same
+    files (their names, sizes, times and inodes) is kept, read back instead
+    of their JSON (300 carnets: 0.15–0.2 s of a night from the cache)."""
     if not folder.is_dir():
-        return out
+        return PreviousRun()
+    stamp = _files_stamp(folder) if memo is not None else ""
+    kept = memo.recall(stamp) if memo is not None else None
+    if isinstance(kept, PreviousRun):
+        return kept
+    said = len(problems)
+    out = _read_previous(folder, problems)
+    if memo is not None and len(problems) == said:   # a file that could not be read is read again next time
+        memo.keep(stamp, out)
+    return out
+
+
+def _files_stamp(folder: Path) -> str:
+    """What says that a run's files are still the ones read: each
+    findings.json's and summary.json's name, size, time and inode."""
+    parts = []
+    for path in sorted(folder.glob("*/findings.json")) + [folder / "summary.json"]:
+        try:
+            st = path.stat()
+        except OSError:
+            parts.append([path.relative_to(folder).as_posix(), None])
+            continue
+        parts.append([path.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns, st.st_ino])
+    text = json.dumps(["previous", 1, str(folder.resolve()), parts], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read_previous(folder: Path, problems: list) -> PreviousRun:
+    out = PreviousRun()
     for path in sorted(folder.glob("*/findings.json")):
         cid = path.parent.name
         try:
@@ -337,6 +367,7 @@ class Baseline:
     folder: Path | None = None     # the baseline run's output folder
     reviews: Path | None = None
     problems: list[str] = field(default_factory=list)
+    memo: object = None            # where the baseline as read is kept (read_previous)
     previous: PreviousRun | None = None
     matching: Matching | None = None
     _shared: list[dict] | None = None
@@ -347,7 +378,7 @@ class Baseline:
             if self.folder.exists() and not self.folder.is_dir():
                 raise UsageError("audit.baseline_not_folder", path=self.folder)
             # Read whole before anything is written (--out may be the baseline folder itself).
-            self.previous = read_previous(self.folder, self.problems)
+            self.previous = read_previous(self.folder, self.problems, self.memo)
         if self.reviews is not None:
             if self.reviews.exists() and not self.reviews.is_file():
                 raise UsageError("audit.reviews_not_file", path=self.reviews)

@@ -170,6 +170,13 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
                     changes="changes.txt" if changes is not None else None, dashboard=dashboard,
                     memo=batch_files)
+    if cache is not None and keep_batches and baseline is not None and baseline.folder is not None:
+        # A controller's night: the next one takes this run's files as its
+        # baseline, and reads them back from the cache (baseline.read_previous).
+        from auditor.baseline import read_previous
+        from auditor.batch.cache import previous_memo
+
+        read_previous(out, [], previous_memo(cache.folder, out))
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows,
                      changes=changes)

@@ -236,3 +236,35 @@ def test_a_part_file_a_stopped_run_left_goes_once_stale(shared, tmp_path):
     os.utime(stale, (past, past))
     run_batch(plan([shared]), tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=tmp_path / "cache")
     assert not stale.exists() and fresh.exists()
+
+
+def test_a_baseline_kept_beside_the_cache_is_the_one_read(shared, tmp_path, monkeypatch):
+    """A controller's night keeps its output folder, as the next night's
+    baseline reads it, beside the cache: the next night reads it back
+    instead of the JSON files, and reads the files again once one changed
+    (a findings.json edited by hand, a folder copied over)."""
+    from dataclasses import asdict
+
+    from auditor.baseline import Baseline
+    from auditor.batch.cache import previous_memo
+    from auditor.cli import main
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    cache, night = tmp_path / "cache", tmp_path / "n1"
+    assert main(["audit", str(shared), "--out", str(night), "--cache", str(cache), "--baseline",
+                 str(tmp_path / "none"), "--quiet", "--fail-on", "never", "--jobs", "1"]) == 0
+    memo = previous_memo(cache, night)
+    assert memo.path.is_file()
+    read = []
+    real = json.loads
+    monkeypatch.setattr("auditor.baseline.json.loads", lambda *a, **k: read.append(1) or real(*a, **k))
+    kept = Baseline(night, memo=memo).previous
+    assert read == []                                   # no JSON read: the kept run
+    monkeypatch.undo()
+    assert asdict(kept) == asdict(Baseline(night).previous) and kept.carnets
+    path = night / "t2" / "findings.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["findings"] = doc["findings"][1:]
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
+    again = Baseline(night, memo=previous_memo(cache, night)).previous
+    assert asdict(again) == asdict(Baseline(night).previous) != asdict(kept)

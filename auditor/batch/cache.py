@@ -178,6 +178,14 @@ class BatchMemo:
         keep_batch(self.path, (digest, files))
 
 
+def previous_memo(cache: Path, out: Path) -> BatchMemo:
+    """Where a run's output folder `out`, as a baseline reads it, is kept in
+    the cache folder `cache`: a controller's next night reads it back
+    instead of the run's JSON files (baseline.read_previous)."""
+    where = hashlib.sha256(str(out.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return BatchMemo(cache / BATCH_FOLDER / f"previous-{where}.pickle")
+
+
 def keep_batch(path: Path, value) -> None:
     """Keep `value` at `path` (a batch file of the cache), whole or not at
     all, and remove the oldest beyond `KEEP_BATCHES` batches; a failure to

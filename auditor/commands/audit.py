@@ -118,7 +118,12 @@ def _baseline(args):
         return None
     from auditor.baseline import Baseline
 
-    return Baseline(args.baseline, args.reviews)
+    memo = None
+    if args.cache is not None and args.baseline is not None:
+        from auditor.batch.cache import previous_memo
+
+        memo = previous_memo(args.cache, args.baseline)
+    return Baseline(args.baseline, args.reviews, memo=memo)
 
 
 def _limits(args):
