@@ -26,8 +26,9 @@ def cmd_audit(args) -> int:
             probe.unlink()
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
-    with _early_workers(args, jobs) as started:
-        return _audit(args, jobs, columns, started)
+    limits = _limits(args)
+    with _early_workers(args, jobs) as started, _early_read(args, jobs, limits, columns):
+        return _audit(args, jobs, columns, limits, started)
 
 
 def _early_workers(args, jobs):
@@ -44,7 +45,22 @@ def _early_workers(args, jobs):
     return Started(min(args.jobs, len(jobs)))
 
 
-def _audit(args, jobs, columns, started) -> int:
+def _early_read(args, jobs, limits, columns):
+    """A CSV folder alone, read in a thread while this process imports the
+    auditor (auditor.read.early). Not with a cache (it may know the carnet), a
+    cluster (which audits it) or a carnet the plan refused."""
+    import contextlib
+
+    job = jobs[0]
+    if args.scheduler is not None or args.cache is not None or len(jobs) != 1 or job.refusal is not None \
+            or not job.path.is_dir():
+        return contextlib.nullcontext()
+    from auditor.read import read_early
+
+    return read_early(job.path, limits, columns)
+
+
+def _audit(args, jobs, columns, limits, started) -> int:
     from auditor.atomic import write_failure
     from auditor.batch import Options
     from auditor.clock import generated_at
@@ -55,7 +71,7 @@ def _audit(args, jobs, columns, started) -> int:
     baseline = _baseline(args)
     visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
-                      generated_at=generated_at(), limits=_limits(args), fail_on_new=args.fail_on_new,
+                      generated_at=generated_at(), limits=limits, fail_on_new=args.fail_on_new,
                       columns=columns)
     lines = not args.quiet and not sys.stderr.isatty()
     batch = len(jobs) > 1 or any(p.is_dir() and jobs[0].path != p for p in args.paths)

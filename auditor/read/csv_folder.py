@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -25,7 +24,8 @@ import dataclasses
 from auditor.read.columns import (ColumnMap, HEADER_SEARCH_ROWS, ambiguity_problems, find_header, is_totals_label,
                                   match_header, table_columns)
 from auditor.read.raw import (file_digest, RawCarnet, RawTable, ReadProblem, SourceColumn, canonical_name,
-                              column_letter, frame_from_rows, sha256_of_digests)
+                              bool_array, column_letter, frame_from_rows, int64_array, sha256_of_digests,
+                              text_array)
 from auditor.money import string_buffers
 
 BOM = b"\xef\xbb\xbf"
@@ -311,6 +311,10 @@ def _parse_table(table: str, text: str, delim: str, limits: Limits,
     fast = _parse_with_arrow(table, text, delim, limits, mapping, utf8)
     if fast is not None:
         return fast
+    # Imported here: a file Arrow reads needs no pandas (a carnet alone is read
+    # in a thread while the command imports pandas: auditor.read.early).
+    import pandas as pd
+
     try:
         df = pd.read_csv(io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
                          na_filter=False, skip_blank_lines=False, engine="c", quoting=csv.QUOTE_MINIMAL)
@@ -360,7 +364,7 @@ def _parse_with_arrow(table: str, text: str, delim: str, limits: Limits, mapping
         return None
     problems: list[ReadProblem] = []
     keep, notes = _header_keep(table, header, mapping, problems)
-    rows = pa.array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
+    rows = int64_array(np.arange(2, tbl.num_rows + 2, dtype=np.int64))
     picked = pa.Table.from_arrays([*(tbl.column(i) for i in keep.values()), rows], names=[*keep, "_row"])
     if tbl.num_rows:
         nonempty = _nonempty_rows(tbl)
@@ -414,7 +418,7 @@ def _small_table(text: str, delim: str, width: int) -> pa.Table | None:
             return None
         for column, value in zip(columns, fields):
             column.append(value)
-    return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], names=[f"c{i}" for i in range(width)])
+    return pa.Table.from_arrays([text_array(c) for c in columns], names=[f"c{i}" for i in range(width)])
 
 
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
@@ -434,7 +438,7 @@ def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:
         blank &= pc.equal(cells, "").to_numpy(zero_copy_only=False)
     keep = np.ones(tbl.num_rows, dtype=bool)
     keep[candidates.to_numpy()[blank]] = False
-    return pa.array(keep)
+    return bool_array(keep)
 
 
 def _none_blank(column: pa.ChunkedArray) -> bool:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.discover import file_digest, sha256_of_digests  # noqa: F401  (the readers' names of them)
 from auditor.money import arrow_strings, string_array
+
+if TYPE_CHECKING:   # pandas is imported where a frame is made: a carnet read through Arrow needs none
+    import pandas as pd
 
 
 def canonical_name(text: object) -> str:
@@ -160,13 +163,39 @@ class RawTable:
         """Leave out the rows whose source row number is in `rows`."""
         if isinstance(self.data, pa.Table):
             keep = ~np.isin(self.row_numbers(), list(rows))
-            self.data = self.data.filter(pa.array(keep))
+            self.data = self.data.filter(bool_array(keep))
         else:
             self.data = self.data[~self.data["_row"].isin(rows)].reset_index(drop=True)
 
 
+# Arrow arrays made from their buffers: `pa.array` asks pandas whether what it
+# is given is one of its own, and so imports pandas (half a second) in a read
+# that needs none (auditor.read.early).
+
+def text_array(values: list[str]) -> pa.StringArray:
+    """`pa.array(values, pa.string())`, for a short list of str."""
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def int64_array(values: np.ndarray) -> pa.Int64Array:
+    """`pa.array(values)` for integers, as int64."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def bool_array(values: np.ndarray) -> pa.BooleanArray:
+    """`pa.array(values)` for a numpy bool array."""
+    bits = np.packbits(np.asarray(values, dtype=bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+
+
 def arrow_frame(table: pa.Table) -> pd.DataFrame:
     """An Arrow text table as the readers' pandas frame: Arrow-backed str columns, `_row` int64."""
+    import pandas as pd
+
     out = table.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
     out["_row"] = out["_row"].astype("int64")
     return out
@@ -204,6 +233,8 @@ class RawCarnet:
 
 def empty_frame(columns) -> pd.DataFrame:
     """A text table with the given columns and no rows."""
+    import pandas as pd
+
     df = pd.DataFrame({name: pd.Series([], dtype=object) for name in columns})
     df["_row"] = pd.array([], dtype="int64")
     return df
@@ -223,6 +254,8 @@ def frame_from_rows(keep: dict[str, int], rows: list[list], first_row: int,
             v = row[i] if i < len(row) else ""
             data[name].append("" if v is None else v)
         row_numbers.append(first_row + offset)
+    import pandas as pd
+
     df = pd.DataFrame(data, dtype=object)
     df["_row"] = pd.array(row_numbers, dtype="int64")
     return df, keep

@@ -1,0 +1,147 @@
+"""A CSV folder alone is read in a thread while the command imports the
+auditor (auditor.read.early): the read needs no pandas, is taken once by the
+audit, gives what reading it then gives, and its failures are the audit's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from auditor.limits import DEFAULT_LIMITS
+from auditor.read import early, read_carnet, read_early
+from auditor.read.raw import bool_array, int64_array, text_array
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_carnets"
+CSV_FOLDERS = sorted(p for p in SAMPLES.rglob("*") if p.is_dir() and any(p.glob("*.csv")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))), max_size=40))
+def test_text_array_is_arrows_own(values):
+    made = text_array(values)
+    made.validate(full=True)
+    assert made.equals(pa.array(values, pa.string()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1), max_size=70), st.sampled_from([np.int64, np.int32]))
+def test_int64_array_is_arrows_own(values, dtype):
+    arr = np.array(values, dtype=np.int64)
+    if dtype is np.int32:
+        arr = np.clip(arr, -2**31, 2**31 - 1).astype(np.int32)
+    made = int64_array(arr[::2] if len(arr) > 3 else arr)   # a strided view too
+    made.validate(full=True)
+    assert made.equals(pa.array((arr[::2] if len(arr) > 3 else arr).astype(np.int64)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), max_size=70))
+def test_bool_array_is_arrows_own(values):
+    made = bool_array(np.array(values, dtype=bool))
+    made.validate(full=True)
+    assert made.equals(pa.array(np.array(values, dtype=bool)))
+
+
+def test_every_sample_csv_folder_is_read_without_pandas():
+    """What the thread runs while the command imports pandas must not import
+    it itself (it would wait on the command's import, or the command on it):
+    every CSV folder of the samples, blank rows, totals and Windows-1252 ones."""
+    assert len(CSV_FOLDERS) >= 5
+    code = ("import sys\nfrom pathlib import Path\nfrom auditor.read import read_carnet\n"
+            f"for p in {[str(p) for p in CSV_FOLDERS]!r}:\n    read_carnet(Path(p))\n"
+            "print('pandas' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def _tables(raw) -> dict:
+    return {name: (t.data.to_pydict() if isinstance(t.data, pa.Table) else t.df.to_dict("list"), t.rows_read,
+                   t.totals_rows, t.sheet) for name, t in raw.tables.items()}
+
+
+@pytest.mark.parametrize("folder", CSV_FOLDERS, ids=lambda p: p.name)
+def test_the_early_read_is_the_read_and_is_taken_once(folder, monkeypatch):
+    calls = []
+    from auditor.read import csv_folder
+
+    real = csv_folder.read_csv_folder
+    monkeypatch.setattr("auditor.read.read_csv_folder", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    fresh = read_carnet(folder, DEFAULT_LIMITS)
+    with read_early(folder, DEFAULT_LIMITS, None):
+        taken = read_carnet(folder, DEFAULT_LIMITS)
+        again = read_carnet(folder, DEFAULT_LIMITS)   # taken once: this one reads
+    assert calls == [folder] * 3
+    assert _tables(taken) == _tables(fresh) == _tables(again)
+    assert (taken.sha256, taken.files, taken.problems) == (fresh.sha256, fresh.files, fresh.problems)
+
+
+def test_an_early_read_with_other_arguments_is_not_taken(monkeypatch):
+    folder = CSV_FOLDERS[0]
+    other = DEFAULT_LIMITS.__class__(max_rows=3)
+    with read_early(folder, DEFAULT_LIMITS, None):
+        assert early.take(folder, other, None) is None
+        assert early.take(folder.parent, DEFAULT_LIMITS, None) is None
+        assert early.take(folder, DEFAULT_LIMITS, None) is not None
+    with read_early(folder, DEFAULT_LIMITS, None):
+        pass
+    assert early.take(folder, DEFAULT_LIMITS, None) is None   # dropped at the block's end
+
+
+def test_a_defect_of_the_early_read_is_the_carnets_ec00(monkeypatch):
+    """The reader's exception, raised in the thread, reaches the audit as a
+    read done there would: an EC00-01 finding, or the traceback with --debug."""
+    from auditor.audit import audit_path
+    from auditor.catalogue import load_profile
+
+    def broken(*a, **k):
+        raise RuntimeError("lecteur en panne")
+
+    monkeypatch.setattr("auditor.read.read_csv_folder", broken)
+    folder = CSV_FOLDERS[0]
+    with read_early(folder, None, None):
+        result = audit_path(folder, load_profile())
+    [finding] = [f for f in result.findings if f.code == "EC00-01"]
+    assert result.carnet.unreadable
+    with read_early(folder, None, None), pytest.raises(RuntimeError, match="lecteur en panne"):
+        audit_path(folder, load_profile(), debug=True)
+
+
+@pytest.mark.subprocess
+def test_the_command_reads_a_lone_csv_folder_early_and_writes_the_same_files(tmp_path):
+    """The command on a CSV folder alone, as a user runs it (real clock): its
+    read happens in the thread, once, and its findings are those of the
+    carnet audited without it (the run's time aside)."""
+    folder = next(p for p in CSV_FOLDERS if p.name == "deauville-table1")
+    probe = ("import sys, threading\n"
+             "from auditor.read import csv_folder\n"
+             "seen = []\nreal = csv_folder.read_csv_folder\n"
+             "def spy(*a, **k):\n    seen.append(threading.current_thread().name)\n    return real(*a, **k)\n"
+             "csv_folder.read_csv_folder = spy\n"
+             "import auditor.read\nauditor.read.read_csv_folder = spy\n"
+             "from auditor.cli import main\nrc = main(sys.argv[1:])\nprint(seen, rc)\n")
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    outs = {}
+    for name, extra in (("early", []), ("cached", ["--cache", str(tmp_path / "cache")])):
+        done = subprocess.run([sys.executable, "-c", probe, "audit", str(folder), "--out", str(tmp_path / name),
+                               "--quiet", "--fail-on", "never", *extra],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stderr
+        outs[name] = done.stdout.strip()
+    # With a cache the carnet may be known: no early read, the audit reads it.
+    assert outs == {"early": "['ecarte-audit-early-read'] 0", "cached": "['MainThread'] 0"}
+
+    def findings(name: str) -> list:
+        doc = json.loads((tmp_path / name / folder.name / "findings.json").read_text(encoding="utf-8"))
+        return doc["findings"]
+
+    assert findings("early") == findings("cached") != []
