@@ -56,8 +56,8 @@ class CrossFinding:
 
     def _seen_from(self, carnet_id: str) -> Finding:
         # Imported here: a night whose checks over the batch are kept beside
-        # the cache reads them back without the audit's modules (nor pandas).
-        from auditor.audit import make_finding
+        # the cache reads them back without making a finding.
+        from auditor.findings import make_finding
 
         mine = [p for p in self.places if p["carnet"] == carnet_id]
         others = [p for p in self.places if p["carnet"] != carnet_id]

@@ -15,15 +15,14 @@ import numpy as np
 
 from auditor.arrays import equals
 from auditor.carnet import Carnet, Source
-from auditor.catalogue import (Money, Profile, RowRejection, RuleMeta, codes_with_money, load_catalogue,
-                               same_loss_groups)
+from auditor.catalogue import Money, Profile, RowRejection, codes_with_money, load_catalogue, same_loss_groups
 from auditor.derived.levy import levy_totals
+from auditor.findings import make_finding
 from auditor.fingerprint import assign as assign_fingerprints, seance_dates
-from auditor.i18n import format_day, label
+from auditor.i18n import label
 from auditor.limits import Limits
-from auditor.model import (AuditResult, BatchCarnet, Cents, Day, Finding, RuleStatus, Severity, Status,
-                           Violation, sort_findings)
-from auditor.money import format_cents
+from auditor.model import (AuditResult, BatchCarnet, Finding, RuleStatus, Severity, Status, Violation,
+                           sort_findings)
 from auditor.normalise import normalise
 from auditor.read import read_carnet
 from auditor.checks import registered, registered_batch
@@ -77,38 +76,6 @@ def container_of(path: Path) -> str:
     from auditor.read.workbook import SUFFIXES
 
     return SUFFIXES.get(path.suffix.lower(), "xlsx") if path.is_file() else "csv"
-
-
-def make_finding(meta: RuleMeta, v: Violation, carnet: Carnet | None, lang: str) -> Finding:
-    """A check's violation as a finding: severity and article from the
-    catalogue, the message in `lang`, the source column and cell from the
-    carnet (none for a check over a batch, `carnet` None)."""
-    table = carnet.tables.get(v.table) if v.table and carnet is not None else None
-    column = table.source_column(v.column) if table else v.column
-    cell = table.cell(v.column, v.row) if table else None
-    params = {"seance": v.seance, "coup": v.coup, "rang": v.rang, "table": v.table, "column": column}
-    for key, value in v.params.items():
-        if key.endswith("_cents"):
-            params[key[:-6]] = format_cents(value, lang)
-        params[key] = format_day(value, lang) if isinstance(value, Day) else value
-    expected, found = _shown(v.expected, lang), _shown(v.found, lang)
-    params.setdefault("expected", expected)
-    params.setdefault("found", found)
-    return Finding(
-        code=meta.code, severity=meta.severity, article=meta.article,
-        message=meta.message(v.kind, lang).format(**params),
-        table=v.table, row=v.row, column=column, cell=cell,
-        seance=v.seance, coup=v.coup, rang=v.rang,
-        expected=expected, found=found, impact_cents=int(v.impact_cents), field=v.column,
-    )
-
-
-def _shown(value, lang: str) -> str | None:
-    if isinstance(value, Cents):
-        return format_cents(int(value), lang)
-    if isinstance(value, Day):
-        return format_day(value, lang)
-    return None if value is None else str(value)
 
 
 def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = False) -> AuditResult:

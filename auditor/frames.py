@@ -1,15 +1,25 @@
-"""Small pandas helpers shared by normalisation, derived amounts and checks."""
+"""Small pandas helpers shared by normalisation, derived amounts and checks.
+
+pandas is imported by the helpers that make or read its objects: the checks
+over a batch use the others (`cat`, `running_max`) in a process that never
+imports pandas (auditor.checks)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def eq(series: pd.Series, value) -> pd.Series:
     """`series == value` as a plain bool mask (<NA> counts as not equal)."""
+    import pandas as pd
+
     return pd.Series((series == value).to_numpy(dtype=bool, na_value=False), index=series.index)
 
 
@@ -20,6 +30,8 @@ def notna(df: pd.DataFrame, columns) -> pd.Series:
 
 def py(value):
     """A pandas scalar as a plain Python value (None for missing)."""
+    import pandas as pd
+
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     try:
@@ -101,6 +113,8 @@ def cat(*parts) -> np.ndarray:
 
 def ints(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """An integer column as (int64 values with 0 where missing, where there is a value)."""
+    import pandas as pd
+
     arr = series.array
     if isinstance(arr, pd.arrays.IntegerArray):
         return arr.to_numpy(dtype=np.int64, na_value=0), ~arr.isna()

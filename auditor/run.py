@@ -122,10 +122,11 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 return spool / f"{index}.pickle", cache.entry_dir(keys[index]) if index in keys else None
 
             if todo and len(jobs) > 1:
-                # The checks over the batch import the rules (and pandas): done
-                # while this process waits on its workers, not after the last audit.
-                stack.enter_context(_importing("auditor.across", "auditor.checks", "auditor.checks.archive",
-                                               "auditor.derived.table_archive"))
+                # The checks over the batch (numpy, not pandas: this process
+                # never audits a carnet) imported while it waits on its workers.
+                stack.enter_context(_importing("auditor.across", "auditor.checks.archive",
+                                               "auditor.checks.cross_carnet", "auditor.derived.table_archive",
+                                               "auditor.findings"))
             for audit in executor.audits(todo, tickets=tickets, keep=keep):
                 if not isinstance(audit, Kept):   # handed back whole (this process's, a cluster's, a fault's): kept here
                     spool_file, entry = keep(audit.index)
@@ -271,7 +272,7 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
 def _check_batch(jobs: list[CarnetJob], held: dict[int, _Held], lang: str) -> BatchChecks:
     """The checks over the batch, from its carnets' facts."""
     # Imported here: a night whose checks are kept beside the cache needs
-    # neither the checks nor pandas, which they import.
+    # neither the checks nor numpy, which they import.
     from auditor.across import check_batch
     from auditor.checks.archive import archive_codes, archive_statuses
     from auditor.derived.table_archive import describe_tables

@@ -24,7 +24,7 @@ LAYERS = {
     "auditor.registry": "checks",
     "auditor.read": "read", "auditor.discover": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",
-    "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.outputs": "render",
+    "auditor.report": "report", "auditor.audit": "audit", "auditor.across": "audit", "auditor.findings": "audit", "auditor.outputs": "render",
     "auditor.run": "run", "auditor.indicators": "run", "auditor.sign": "report", "auditor.verify": "face",
     "auditor.batch": "batch", "auditor.baseline": "report", "auditor.history": "batch", "auditor.reviews": "report",
     "auditor.synth": "synth",

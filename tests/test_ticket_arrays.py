@@ -83,3 +83,22 @@ def test_ec00_absent_like_isin(sort_codes, sort_among):
         codes = np.sort(codes) if sort_codes else codes
         among = np.sort(among) if sort_among else among
         assert _absent(codes, among).tolist() == (~np.isin(codes, among)).tolist()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_running_reach_grouped_like_pandas_cummax(seed):
+    """The checks over a batch run without pandas: the running reach of each
+    group (contiguous, as the cross-carnet check numbers them) is pandas's
+    groupby cummax, with every class of value (negative, huge, ties, empty)."""
+    from auditor.tickets.intervals import running_reach
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 60))
+    scale = [3, 10**6, 2**61][seed % 3]
+    ends = rng.integers(-scale, scale, n, dtype=np.int64)
+    groups = np.cumsum(rng.random(n) < 0.3).astype(np.int64)
+    pos = np.arange(n)
+    want = pd.Series(ends).groupby(groups, sort=False).cummax().to_numpy()
+    want_by = pd.Series(np.where(ends == want, pos, -1)).groupby(groups, sort=False).cummax().to_numpy()
+    reach, reacher = running_reach(ends, groups)
+    assert reach.tolist() == want.tolist() and reacher.tolist() == want_by.tolist()

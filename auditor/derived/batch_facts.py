@@ -7,9 +7,6 @@ plain ints and strings: the batch checks never see a frame.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from functools import lru_cache
 
 import numpy as np
 
@@ -20,17 +17,6 @@ from auditor.model import BatchCarnet
 from auditor.frames import cat
 
 NA = np.iinfo(np.int64).min            # a missing cell in a plain int64 array
-_SPACES = re.compile(r"\s+")
-
-
-# A batch names a few casinos many times over: each is folded once (the
-# checks over a batch of 10,000 carnets ask for it 50,000 times).
-@lru_cache(maxsize=4096)
-def fold_casino(name: str | None) -> str:
-    """A casino's name as the spec compares them: case, accents and runs of spaces folded."""
-    s = unicodedata.normalize("NFKD", str(name or "").replace("\u00a0", " "))
-    s = "".join(ch for ch in s if not unicodedata.combining(ch))
-    return _SPACES.sub(" ", s.casefold()).strip()
 
 
 def _ints(carnet: Carnet, table: str, name: str) -> np.ndarray:

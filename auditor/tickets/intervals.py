@@ -5,9 +5,8 @@ on single tickets."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from auditor.frames import cat
+from auditor.frames import cat, running_max
 
 
 def merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +112,6 @@ def running_reach(ends: np.ndarray, groups: np.ndarray | None = None) -> tuple[n
     if groups is None:
         reach = np.maximum.accumulate(ends) if len(ends) else ends
         return reach, (np.maximum.accumulate(np.where(ends == reach, pos, 0)) if len(ends) else pos)
-    reach = pd.Series(ends).groupby(groups, sort=False).cummax().to_numpy()
-    reacher = pd.Series(np.where(ends == reach, pos, -1)).groupby(groups, sort=False).cummax().to_numpy()
-    return reach, reacher
+    starts = cat(True, groups[1:] != groups[:-1]) if len(groups) else np.zeros(0, dtype=bool)
+    reach = running_max(np.asarray(ends, dtype=np.int64), starts)
+    return reach, running_max(np.where(ends == reach, pos, -1).astype(np.int64), starts)
