@@ -1,19 +1,18 @@
 """Small pandas helpers shared by normalisation, derived amounts and checks.
 
-pandas is imported by the helpers that make or read its objects: the checks
-over a batch use the others (`cat`, `running_max`) in a process that never
-imports pandas (auditor.checks)."""
+pandas and Arrow are imported by the helpers that read or make their
+objects: the checks over a batch use the others (`cat`, `running_max`) in a
+process that imports neither (auditor.checks)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 
 def eq(series: pd.Series, value) -> pd.Series:
@@ -48,6 +47,9 @@ def scatter(base: pa.Array, idx: pa.Array, values: pa.Array) -> pa.Array:
     """`base` (bool or int64) with `values` written at positions `idx`: how a
     parser's slow path puts back the few cells its fast path left. Integers
     stay integers (no float on the way); nulls travel as a mask."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     positions = idx.to_numpy()
     if pa.types.is_boolean(base.type):
         out = base.to_numpy(zero_copy_only=False).copy()
@@ -130,7 +132,12 @@ def present(series: pd.Series) -> np.ndarray:
 def is_value(series: pd.Series, value) -> np.ndarray:
     """`series == value` as a plain bool array (<NA> counts as not equal), like `eq`."""
     chunked = getattr(series.array, "_pa_array", None)
-    if chunked is not None and isinstance(value, str) and (
+    if chunked is None:
+        return (series == value).to_numpy(dtype=bool, na_value=False)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(value, str) and (
             pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
         return pc.fill_null(pc.equal(chunked, value), False).to_numpy(zero_copy_only=False)
     return (series == value).to_numpy(dtype=bool, na_value=False)
