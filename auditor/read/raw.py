@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -174,10 +175,12 @@ class RawTable:
 
 def text_array(values: list[str]) -> pa.StringArray:
     """`pa.array(values, pa.string())`, for a short list of str."""
-    data = [v.encode("utf-8") for v in values]
-    offsets = np.zeros(len(data) + 1, dtype=np.int32)
-    np.cumsum([len(b) for b in data], out=offsets[1:])
-    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+    joined = "".join(values)
+    data = joined.encode("utf-8")
+    # ASCII text: each value's length in bytes is its length.
+    lengths = map(len, values) if len(data) == len(joined) else (len(v.encode("utf-8")) for v in values)
+    offsets = np.fromiter(itertools.accumulate(lengths, initial=0), dtype=np.int32, count=len(values) + 1)
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def int64_array(values: np.ndarray) -> pa.Int64Array:
