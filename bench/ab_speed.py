@@ -1,17 +1,18 @@
-"""A/B of issue "Speed, part two"'s rows 1, 3 and 5 between two checkouts
+"""A/B of issue "Speed, part two"'s rows 1, 2, 3 and 5 between two checkouts
 (BEFORE and AFTER, e.g. `git worktree add --detach ../cmp-before COMMIT`),
 run in turns with this venv: each round runs the anchors (the DuckDB script
-of four checks, `import pandas`) once and each checkout's commands once, so
+of four checks, frictionless, `import pandas`) once and each checkout's commands once, so
 that every figure of a round sees the same machine. Medians of wall and CPU
 (the process tree), the largest peak RSS, and the 1-minute load average
 read before each command.
 
-    python bench/ab_speed.py BEFORE_CHECKOUT AFTER_CHECKOUT [--rows 1,3,5] [--rounds 5]
+    python bench/ab_speed.py BEFORE_CHECKOUT AFTER_CHECKOUT [--rows 1,2,3,5] [--rounds 5]
 
 Row 1: the 1M-stake CSV carnet (`bench/.data/csv-1m-1`), json+html,
---jobs 1, against `duckdb_anchor.py`. Row 3: the 200 carnets as casinos keep
-them, --jobs 1. Row 5: one of them, whole command, against
-`python -c 'import pandas'`.
+--jobs 1, against `duckdb_anchor.py`. Row 2: the same audits against
+frictionless's validation of its mises.csv (types only). Row 3: the 200
+carnets as casinos keep them, --jobs 1. Row 5: one of them, whole command,
+against `python -c 'import pandas'`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_audit import DATA, WRAPPER, casino_batch, generate_csv  # noqa: E402
+from bench_audit import DATA, FRICTIONLESS, WRAPPER, casino_batch, generate_csv, timed_child  # noqa: E402
 
 PY = sys.executable
 
@@ -75,8 +76,13 @@ def main() -> None:
 
     audit = [PY, "-m", "auditor", "audit"]
     for _ in range(args.rounds):
+        if "2" in rows:   # as `make bench` times it: the validation, inside its own process
+            secs, _ = timed_child(FRICTIONLESS.format(name="mises.csv", folder=str(big)))
+            samples.setdefault("2 frictionless", []).append((secs, 0.0, 0.0, os.getloadavg()[0]))
+            print(f"{'2 frictionless':<16} {secs:6.2f} s", flush=True)
         if "1" in rows:
             take("1 duckdb", [PY, str(HERE / "duckdb_anchor.py"), str(big)])
+        if "1" in rows or "2" in rows:
             for rev in revs:
                 take(f"1 {rev}", [*audit, str(big), "--out", str(out / rev), "--quiet", "--jobs", "1",
                                   "--format", "json,html"], rev)
@@ -97,6 +103,9 @@ def main() -> None:
     for k, (w, c, m, load) in med.items():
         print(f"{k:<16} {w:6.2f} s wall {c:6.2f} s CPU {m:6.0f} MB  (load {load:.1f})")
     for rev in revs:
+        if "2" in rows:
+            w = med[f"1 {rev}"][0]
+            print(f"row 2 {rev}: {med['2 frictionless'][0] / w:.1f}× faster than frictionless")
         if "1" in rows:
             w, c, m, _ = med[f"1 {rev}"]
             dw, dc, dm, _ = med["1 duckdb"]
