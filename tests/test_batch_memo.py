@@ -208,19 +208,24 @@ def test_the_kept_checks_know_the_rules_across_a_tables_carnets(shared, tmp_path
     assert recall_batch(kept).archive_codes == archive_codes() != ()
 
 
+def _imported_after(statements: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of the modules `watched` a fresh interpreter has imported once it ran `statements`."""
+    code = f"import sys\n{statements}\nprint(sorted(m for m in {watched!r} if m in sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.replace("'", '"'))
+
+
 def test_what_a_night_from_the_cache_runs_imports_no_pandas():
     """The modules a night from the cache runs (the command, the run, its
     cache, the outputs, finishing a kept draft) import neither pandas nor
     numpy: the audit's modules do, where they are used. (The nights above
     show it on the command; this says which module broke it, at once.)"""
-    code = ("import sys\n"
-            "import auditor.cli, auditor.commands.audit, auditor.run, auditor.batch.cache, auditor.batch.finishing\n"
-            "import auditor.batch.executor, auditor.outputs, auditor.report.report_view, auditor.report.drafts\n"
-            "import auditor.report.pv, auditor.report.index_view, auditor.report.archive_view, auditor.baseline\n"
-            "print(sorted(m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert _imported_after(
+        "import auditor.cli, auditor.commands.audit, auditor.run, auditor.batch.cache, auditor.batch.finishing\n"
+        "import auditor.batch.executor, auditor.outputs, auditor.report.report_view, auditor.report.drafts\n"
+        "import auditor.report.pv, auditor.report.index_view, auditor.report.archive_view, auditor.baseline",
+        ("pandas", "numpy", "pyarrow")) == []
 
 
 def test_the_checks_over_a_batch_import_no_pandas():
@@ -228,14 +233,9 @@ def test_the_checks_over_a_batch_import_no_pandas():
     findings across carnets, never a carnet's audit (its workers do): what it
     imports for them must not bring pandas nor Arrow in (over half a second of
     the command's CPU, taken from its workers under --jobs 2)."""
-    code = ("import sys\n"
-            "import auditor.across, auditor.checks.archive, auditor.derived.table_archive, auditor.findings\n"
-            "from auditor.checks import registered_batch\n"
-            "registered_batch()\n"
-            "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert _imported_after(
+        "import auditor.across, auditor.checks.archive, auditor.derived.table_archive, auditor.findings\n"
+        "from auditor.checks import registered_batch\nregistered_batch()", ("pandas", "pyarrow")) == []
 
 
 def test_a_part_file_a_stopped_run_left_goes_once_stale(shared, tmp_path):
