@@ -107,3 +107,29 @@ def test_a_carnet_alone_that_cannot_be_placed_reads_the_same_with_the_cache(tmp_
     run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
     assert _files(tmp_path / "monday").keys() == _files(tmp_path / "fresh").keys()
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
+
+
+def test_a_bit_changed_in_any_file_of_the_cache_never_reaches_the_outputs(shared, tmp_path):
+    """A disk's or a copy's damage, one bit of one file of the cache, in each
+    file a night keeps (every carnet's audit, row and files; the batch's
+    checks and files) at its middle and at its last byte: a changed byte
+    inside a report's or a finding's text still unpickles, and was written
+    out as it read. The next night writes what a run without the cache does."""
+    import shutil
+
+    jobs = plan([shared])
+    first = tmp_path / "cache"
+    run_batch(jobs, tmp_path / "monday", Options(generated_at=MONDAY), cache_dir=first)
+    run_batch(jobs, tmp_path / "fresh", Options(generated_at=TUESDAY))
+    fresh = _files(tmp_path / "fresh")
+    kept = sorted(p.relative_to(first) for p in first.rglob("*.pickle"))
+    assert {"carnet-audit.pickle", "carnet-head.pickle", "carnet-files.pickle"} <= {p.name for p in kept}
+    assert {"checks", "files"} <= {p.name.split(".")[-2] for p in kept if p.parts[0] == BATCH_FOLDER}
+    for n, (rel, middle) in enumerate((rel, middle) for rel in kept for middle in (True, False)):
+        cache, out = tmp_path / f"cache-{n}", tmp_path / f"tuesday-{n}"
+        shutil.copytree(first, cache)
+        data = bytearray((cache / rel).read_bytes())
+        data[len(data) // 2 if middle else -1] ^= 0x04
+        (cache / rel).write_bytes(bytes(data))
+        run_batch(jobs, out, Options(generated_at=TUESDAY), cache_dir=cache)
+        assert _files(out) == fresh, (rel.as_posix(), "middle" if middle else "last byte")

@@ -76,6 +76,8 @@ KEEP_BATCHES = 16
 STALE_PART_S = 3600   # a batch file being kept for longer than this was left by a stopped run
 # A batch file starts with this and the SHA-256 of the pickle that follows (keep_batch, recall_batch).
 BATCH_MAGIC = b"ecarte-batch\n"
+# So do a carnet's entry, its kept files and the run's spool files (write_pickle, read_pickle).
+ENTRY_MAGIC = b"ecarte-entry\n"
 
 
 @dataclass
@@ -193,8 +195,7 @@ def keep_batch(path: Path, value) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.write_bytes(BATCH_MAGIC + hashlib.sha256(data).digest() + data)
+        _write_sealed(tmp, value, BATCH_MAGIC)
         os.replace(tmp, path)
         kept = sorted(path.parent.glob("*.pickle"), key=_age, reverse=True)
         for old in kept[2 * KEEP_BATCHES:]:
@@ -217,14 +218,7 @@ def recall_batch(path: Path):
     SHA-256, kept before it, must hold: a byte changed inside a summary's
     text or a place's path still unpickles, and would be written out as it
     reads (or fail where it is used)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    head = len(BATCH_MAGIC) + hashlib.sha256().digest_size
-    if data[:len(BATCH_MAGIC)] != BATCH_MAGIC or hashlib.sha256(data[head:]).digest() != data[len(BATCH_MAGIC):head]:
-        return None
-    value = loads_pickle(data[head:])
+    value = _read_sealed(path, BATCH_MAGIC)
     if value is not None:
         with contextlib.suppress(OSError):
             os.utime(path)
@@ -305,19 +299,38 @@ def load_audit(path: Path) -> CarnetAudit | None:
 
 
 def write_pickle(path: Path, value) -> None:
-    """`value` pickled into `path` (what the cache and the run's spool keep)."""
-    path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    """`value` pickled into `path` (what the cache and the run's spool keep), after its SHA-256."""
+    _write_sealed(path, value, ENTRY_MAGIC)
 
 
 def read_pickle(path: Path):
-    """What `write_pickle` kept at `path`; None when it is gone or damaged
-    (cut short, written by another version of the program, a length field
-    damaged: the unpickler then raises OverflowError or MemoryError)."""
+    """What `write_pickle` kept at `path`; None when it is gone or damaged.
+    Its SHA-256 must hold: a byte changed inside a finding's text or a
+    report's still unpickles, and would reach the outputs as it reads (a
+    miss instead: the carnet is audited, or its files made, again). Also
+    None: cut short, written by another version of the program, a length
+    field damaged (the unpickler then raises OverflowError or MemoryError)."""
+    return _read_sealed(path, ENTRY_MAGIC)
+
+
+def _write_sealed(path: Path, value, magic: bytes) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    with path.open("wb") as fh:   # three writes: a large audit's pickle is not copied once more
+        fh.write(magic)
+        fh.write(hashlib.sha256(data).digest())
+        fh.write(data)
+
+
+def _read_sealed(path: Path, magic: bytes):
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    return loads_pickle(data)
+    head = len(magic) + hashlib.sha256().digest_size
+    body = memoryview(data)[head:]
+    if data[:len(magic)] != magic or hashlib.sha256(body).digest() != data[len(magic):head]:
+        return None
+    return loads_pickle(body)
 
 
 def loads_pickle(data: bytes):
