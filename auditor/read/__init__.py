@@ -58,8 +58,9 @@ def read_early(path: Path, limits: Limits | None = None, columns: ColumnMap | No
     it (auditor.read.early)."""
     # What the read imports is imported here, before the thread starts: two
     # threads importing modules that import each other can each be handed the
-    # other's half-made module. The thread then imports nothing, and the
-    # imports it overlaps (pandas, the rules) are this thread's.
+    # other's half-made module. The thread then imports nothing of the
+    # auditor (pandas at most, for a file Arrow refuses: pandas imports none
+    # of ours), and the imports it overlaps (pandas, the rules) are this thread's.
     table_names()
     with early_reads.reading(path, limits, columns, functools.partial(read_carnet, path, limits, columns,
                                                                       early=False)):
