@@ -214,3 +214,38 @@ def test_the_early_read_has_ended_when_its_block_ends_untaken():
     with early.reading(CSV_FOLDERS[0], None, None, slow):
         started.wait(10)
     assert not [t for t in threading.enumerate() if t.name == "ecarte-audit-early-read"]
+
+
+def test_a_read_in_a_thread_hands_arrow_memory_arrow_owns(monkeypatch):
+    """Arrow's CSV reader lets go of its input on its own threads, after
+    read_csv has returned. An input that is a Python object's memory (the
+    file's bytes) then takes the GIL to let go: when the command ends right
+    after the early read (a usage error found once the auditor is imported),
+    the interpreter is ending, that thread is stopped inside Arrow's C++ and
+    the process aborts (exit 134, "terminate called without an active
+    exception"; its core shows arrow::py::PyBuffer::~PyBuffer on an Arrow
+    worker). A read outside the main thread gives Arrow a copy in its own
+    memory; its tables are the same."""
+    import threading
+
+    from auditor.read import csv_folder
+
+    folder = next(p for p in CSV_FOLDERS if p.name == "deauville-table1")
+    inputs = []
+    real = pa.BufferReader
+
+    def spy(source, *a, **k):
+        inputs.append(source)
+        return real(source, *a, **k)
+
+    monkeypatch.setattr(csv_folder, "_SMALL_TEXT", 0)   # every file through Arrow's reader
+    monkeypatch.setattr(pa, "BufferReader", spy)
+    here = read_carnet(folder, DEFAULT_LIMITS, early=False)
+    assert inputs
+    inputs.clear()
+    out = []
+    thread = threading.Thread(target=lambda: out.append(read_carnet(folder, DEFAULT_LIMITS, early=False)))
+    thread.start()
+    thread.join()
+    assert inputs and all(type(source) is pa.Buffer for source in inputs)
+    assert _tables(out[0]) == _tables(here)
