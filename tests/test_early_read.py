@@ -173,3 +173,79 @@ def test_ctrl_c_while_the_carnet_is_read_early_stops_cleanly(tmp_path):
     assert time.monotonic() - started < 20   # not after the 30 s read
     assert "interrompu" in rest or "interrupted" in rest
     assert "Traceback" not in rest
+
+
+@pytest.mark.subprocess
+def test_a_command_that_stops_before_its_audit_does_not_exit_while_the_carnet_is_read(tmp_path):
+    """The command can end before its audit takes the read it started early:
+    here --fail-on-new without --baseline (a usage error found once the
+    auditor is imported), likewise a wrong certificate password, Ctrl-C, or
+    the carnet's timeout while the audit waits on the read. The read must
+    not be left running as the interpreter ends: Arrow's threads still at
+    work then abort the process ("terminate called without an active
+    exception", exit 134 instead of the usage error's 2; seen on a 7 MB
+    carnet, once in some 20 runs under load). The command waits for it."""
+    folder = CSV_FOLDERS[0]
+    probe = ("import sys, time\n"
+             "import auditor.read\n"
+             "state = ['not started']\n"
+             "def slow(*a, **k):\n    state[0] = 'reading'\n    time.sleep(2)\n    state[0] = 'read'\n"
+             "    raise RuntimeError('never taken')\n"
+             "auditor.read.read_csv_folder = slow\n"
+             "from auditor.cli import main\nrc = main(sys.argv[1:])\nprint(state[0], rc)\n")
+    done = subprocess.run([sys.executable, "-c", probe, "audit", str(folder), "--out", str(tmp_path / "out"),
+                           "--fail-on-new"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "--baseline" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout.strip() == "read 2"
+
+
+def test_the_early_read_has_ended_when_its_block_ends_untaken():
+    """In-process (the local page, the tests): a read nobody took is over
+    when its block ends, not left running beside what comes next."""
+    import threading
+    import time
+
+    started = threading.Event()
+
+    def slow():
+        started.set()
+        time.sleep(0.5)
+
+    with early.reading(CSV_FOLDERS[0], None, None, slow):
+        started.wait(10)
+    assert not [t for t in threading.enumerate() if t.name == "ecarte-audit-early-read"]
+
+
+def test_a_read_in_a_thread_hands_arrow_memory_arrow_owns(monkeypatch):
+    """Arrow's CSV reader lets go of its input on its own threads, after
+    read_csv has returned. An input that is a Python object's memory (the
+    file's bytes) then takes the GIL to let go: when the command ends right
+    after the early read (a usage error found once the auditor is imported),
+    the interpreter is ending, that thread is stopped inside Arrow's C++ and
+    the process aborts (exit 134, "terminate called without an active
+    exception"; its core shows arrow::py::PyBuffer::~PyBuffer on an Arrow
+    worker). A read outside the main thread gives Arrow a copy in its own
+    memory; its tables are the same."""
+    import threading
+
+    from auditor.read import csv_folder
+
+    folder = next(p for p in CSV_FOLDERS if p.name == "deauville-table1")
+    inputs = []
+    real = pa.BufferReader
+
+    def spy(source, *a, **k):
+        inputs.append(source)
+        return real(source, *a, **k)
+
+    monkeypatch.setattr(csv_folder, "_SMALL_TEXT", 0)   # every file through Arrow's reader
+    monkeypatch.setattr(pa, "BufferReader", spy)
+    here = read_carnet(folder, DEFAULT_LIMITS, early=False)
+    assert inputs
+    inputs.clear()
+    out = []
+    thread = threading.Thread(target=lambda: out.append(read_carnet(folder, DEFAULT_LIMITS, early=False)))
+    thread.start()
+    thread.join()
+    assert inputs and all(type(source) is pa.Buffer for source in inputs)
+    assert _tables(out[0]) == _tables(here)

@@ -25,6 +25,15 @@ from auditor.limits import Limits
 
 _LOCK = threading.Lock()
 _PENDING: dict[tuple, "_Read"] = {}
+# How long the end of the block waits for a read still running: a command
+# that ends before its audit took the read (a usage error found once the
+# auditor is imported, Ctrl-C, the carnet's timeout while the audit waited on
+# it) must not end its interpreter while Arrow's threads parse the carnet
+# (the process then aborts: exit 134, "terminate called without an active
+# exception"). The largest carnet the limits let in reads in a second or two;
+# a read stalled longer (a disk that no longer answers) does not hold a
+# stopped command.
+WAIT_AT_END_S = 5.0
 
 
 class _Read:
@@ -33,7 +42,8 @@ class _Read:
     def __init__(self, read: Callable):
         self._raw = None
         self._error: BaseException | None = None
-        # A daemon: a command stopped by Ctrl-C does not wait for a read it no longer needs.
+        # A daemon: a command stopped by Ctrl-C waits for a read it no longer
+        # needs no longer than WAIT_AT_END_S.
         self._thread = threading.Thread(target=self._read, args=(read,), name="ecarte-audit-early-read", daemon=True)
         self._thread.start()
 
@@ -42,6 +52,10 @@ class _Read:
             self._raw = read()
         except BaseException as exc:   # raised again in the thread that takes it
             self._error = exc
+
+    def wait(self, timeout: float) -> None:
+        """Until the read has ended, or for `timeout` seconds."""
+        self._thread.join(timeout)
 
     def result(self):
         self._thread.join()
@@ -59,15 +73,17 @@ def _key(path: Path, limits: Limits | None, columns) -> tuple:
 def reading(path: Path, limits: Limits | None, columns, read: Callable):
     """`read()` (the carnet at `path` read with `limits` and `columns`) in a
     thread for as long as the block runs; what `take` has not taken by its end
-    is dropped."""
+    is dropped, and the read waited for (WAIT_AT_END_S)."""
     key = _key(path, limits, columns)
+    started = _Read(read)
     with _LOCK:
-        _PENDING[key] = _Read(read)
+        _PENDING[key] = started
     try:
         yield
     finally:
         with _LOCK:
             _PENDING.pop(key, None)
+        started.wait(WAIT_AT_END_S)
 
 
 def take(path: Path, limits: Limits | None, columns):
