@@ -42,6 +42,11 @@ class _Read:
     def __init__(self, read: Callable):
         self._raw = None
         self._error: BaseException | None = None
+        # Waited on rather than the thread joined: a join that Ctrl-C
+        # interrupts marks the thread as ended while it still runs (Python
+        # 3.11's Thread._wait_for_tstate_lock), and every later join returns
+        # at once; an event says the truth after an interrupted wait too.
+        self._done = threading.Event()
         # A daemon: a command stopped by Ctrl-C waits for a read it no longer
         # needs no longer than WAIT_AT_END_S.
         self._thread = threading.Thread(target=self._read, args=(read,), name="ecarte-audit-early-read", daemon=True)
@@ -52,13 +57,15 @@ class _Read:
             self._raw = read()
         except BaseException as exc:   # raised again in the thread that takes it
             self._error = exc
+        finally:
+            self._done.set()
 
     def wait(self, timeout: float) -> None:
         """Until the read has ended, or for `timeout` seconds."""
-        self._thread.join(timeout)
+        self._done.wait(timeout)
 
     def result(self):
-        self._thread.join()
+        self._done.wait()
         if self._error is not None:
             raise self._error
         return self._raw
