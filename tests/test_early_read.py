@@ -221,7 +221,7 @@ def test_the_early_read_has_ended_when_its_block_ends_untaken():
     assert not [t for t in threading.enumerate() if t.name == "ecarte-audit-early-read"]
 
 
-def test_a_read_in_a_thread_hands_arrow_memory_arrow_owns(monkeypatch):
+def test_every_read_hands_arrow_memory_arrow_owns(monkeypatch):
     """Arrow's CSV reader lets go of its input on its own threads, after
     read_csv has returned. An input that is a Python object's memory (the
     file's bytes) then takes the GIL to let go: when the command ends right
@@ -229,8 +229,8 @@ def test_a_read_in_a_thread_hands_arrow_memory_arrow_owns(monkeypatch):
     the interpreter is ending, that thread is stopped inside Arrow's C++ and
     the process aborts (exit 134, "terminate called without an active
     exception"; its core shows arrow::py::PyBuffer::~PyBuffer on an Arrow
-    worker). A read outside the main thread gives Arrow a copy in its own
-    memory; its tables are the same."""
+    worker). Every read gives Arrow a copy in its own memory, in a thread or
+    not; its tables are the same."""
     import threading
 
     from auditor.read import csv_folder
@@ -246,7 +246,7 @@ def test_a_read_in_a_thread_hands_arrow_memory_arrow_owns(monkeypatch):
     monkeypatch.setattr(csv_folder, "_SMALL_TEXT", 0)   # every file through Arrow's reader
     monkeypatch.setattr(pa, "BufferReader", spy)
     here = read_carnet(folder, DEFAULT_LIMITS, early=False)
-    assert inputs
+    assert inputs and all(type(source) is pa.Buffer for source in inputs)
     inputs.clear()
     out = []
     thread = threading.Thread(target=lambda: out.append(read_carnet(folder, DEFAULT_LIMITS, early=False)))

@@ -10,7 +10,6 @@ import csv
 import hashlib
 import io
 import re
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -381,9 +380,7 @@ def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | Non
     """The records after the first as `width` Arrow string columns c0, c1 …
     (a blank line: a row of empty cells), None when Arrow refuses the text."""
     names = [f"c{i}" for i in range(width)]
-    source = text.encode("utf-8") if utf8 is None else utf8
-    if threading.current_thread() is not threading.main_thread():
-        source = _arrow_owned(source)
+    source = _arrow_owned(text.encode("utf-8") if utf8 is None else utf8)
     try:
         return pacsv.read_csv(
             pa.BufferReader(source),
@@ -403,9 +400,9 @@ def _arrow_owned(data) -> pa.Buffer:
     returned; a Python object's memory then takes the GIL to let go, and if
     the interpreter is ending meanwhile that thread is stopped inside Arrow's
     C++ and the process aborts ("terminate called without an active
-    exception"). A read in a thread (auditor.read.early) can be followed at
-    once by the command's end; the main thread's reads are the audit's, long
-    before it."""
+    exception"). A read can be followed at once by the process's end: a read
+    in a thread (auditor.read.early) by a command stopped meanwhile, the
+    `columns` command's by its answer."""
     out = pa.allocate_buffer(len(data))
     memoryview(out).cast("B")[:] = data
     return out
