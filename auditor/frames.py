@@ -132,14 +132,12 @@ def present(series: pd.Series) -> np.ndarray:
 def is_value(series: pd.Series, value) -> np.ndarray:
     """`series == value` as a plain bool array (<NA> counts as not equal), like `eq`."""
     chunked = getattr(series.array, "_pa_array", None)
-    if chunked is None:
-        return (series == value).to_numpy(dtype=bool, na_value=False)
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    if chunked is not None and isinstance(value, str):
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-    if isinstance(value, str) and (
-            pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
-        return pc.fill_null(pc.equal(chunked, value), False).to_numpy(zero_copy_only=False)
+        if pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type):
+            return pc.fill_null(pc.equal(chunked, value), False).to_numpy(zero_copy_only=False)
     return (series == value).to_numpy(dtype=bool, na_value=False)
 
 

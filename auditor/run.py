@@ -28,6 +28,7 @@ from auditor.batch.cache import AuditOrder, BatchChecks, BatchMemo, Kept, keep_b
 from auditor.batch.finishing import MEMO_FILE, across_digest, inputs_digest, recall, write_recalled
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
+from auditor.checks import BATCH_MODULES
 from auditor.errors import Message, WriteError
 from auditor.model import Severity
 from auditor.outputs import Finished, write_batch
@@ -124,9 +125,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             if todo and len(jobs) > 1:
                 # The checks over the batch (numpy, not pandas: this process
                 # never audits a carnet) imported while it waits on its workers.
-                stack.enter_context(_importing("auditor.across", "auditor.checks.archive",
-                                               "auditor.checks.cross_carnet", "auditor.derived.table_archive",
-                                               "auditor.findings"))
+                stack.enter_context(_importing("auditor.across", "auditor.derived.table_archive", "auditor.findings",
+                                               *(f"auditor.checks.{name}" for name in BATCH_MODULES)))
             for audit in executor.audits(todo, tickets=tickets, keep=keep):
                 if not isinstance(audit, Kept):   # handed back whole (this process's, a cluster's, a fault's): kept here
                     spool_file, entry = keep(audit.index)
