@@ -61,8 +61,9 @@ class _Read:
             self._done.set()
 
     def wait(self, timeout: float) -> None:
-        """Until the read has ended, or for `timeout` seconds."""
-        self._done.wait(timeout)
+        """Until the read and its thread have ended, or for `timeout` seconds."""
+        if self._done.wait(timeout):
+            self._thread.join()   # it has set the event: only its return is left
 
     def result(self):
         self._done.wait()
