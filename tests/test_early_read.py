@@ -55,13 +55,12 @@ def test_every_sample_csv_folder_is_read_without_pandas():
     """What the thread runs while the command imports pandas must not import
     it itself (it would wait on the command's import, or the command on it):
     every CSV folder of the samples, blank rows, totals and Windows-1252 ones."""
+    from test_batch_memo import _imported_after
+
     assert len(CSV_FOLDERS) >= 5
-    code = ("import sys\nfrom pathlib import Path\nfrom auditor.read import read_carnet\n"
-            f"for p in {[str(p) for p in CSV_FOLDERS]!r}:\n    read_carnet(Path(p))\n"
-            "print('pandas' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert _imported_after("from pathlib import Path\nfrom auditor.read import read_carnet\n"
+                           f"for p in {[str(p) for p in CSV_FOLDERS]!r}:\n    read_carnet(Path(p))",
+                           ("pandas",)) == []
 
 
 def _tables(raw) -> dict:
