@@ -9,7 +9,7 @@ call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -33,6 +33,9 @@ class SourceTable(Table):
     cells whose saved result was used (reported in the summary)."""
 
     formulas: tuple[RawFormula, ...] = ()
+    # (frame, {field: its extension array, `_row`: int64}) when the frame holds them as parsed and
+    # untouched since: `auditor.arrays` reads them without a Series per column.
+    typed: tuple | None = field(default=None, repr=False, compare=False)
 
 _INT_FULL = r"^[+-]?\d{1,15}$"
 # A spreadsheet's error values, as Excel (English and French), LibreOffice
@@ -612,13 +615,17 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
     for field, (other, empty) in filled_from.items():
         typed[field] = _filled(typed[field], empty, typed[other])
     # The arrays are this table's own: the frame takes them as they are.
-    out = pd.DataFrame({**typed, "_row": np.array(rows, dtype=np.int64)}, index=index, copy=False)
-    _validate(schema, out, present, bad_cells, typed, checked)
+    row_numbers = np.array(rows, dtype=np.int64)
+    out = pd.DataFrame({**typed, "_row": row_numbers}, index=index, copy=False)
+    untouched = _validate(schema, out, present, bad_cells, typed, checked)
     problems.extend(_cell_problems(rt.name, out, rt, sources, bad_cells, rt.letters, columns, quoted))
     used = {sources[f] for f in present}
     formulas = tuple(f for f in rt.formulas if f.has_value and f.column in used)
+    # The frame holds the extension arrays as they are (numpy dates become DatetimeArray: left out).
+    kept = ({**{f: v for f, v in typed.items() if isinstance(v, pd.api.extensions.ExtensionArray)}, "_row": row_numbers}
+            if untouched else None)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
-                       rows_left_out=rt.rows_left_out, formulas=formulas)
+                       rows_left_out=rt.rows_left_out, formulas=formulas, typed=(out, kept) if kept else None)
 
 
 def _texts(rt: RawTable, source: str, masks) -> dict[tuple[str, int], str]:
@@ -649,8 +656,9 @@ def _filled(values, empty: np.ndarray, other):
 
 
 def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arrays: dict | None = None,
-              checked: set[str] = frozenset()) -> None:
-    """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses them).
+              checked: set[str] = frozenset()) -> bool:
+    """Pandera's lazy failure cases → bad cells (set to <NA> so no rule uses
+    them); False when pandera was asked (the frame may have changed).
 
     The parsers already gave every column its declared dtype, so pandera runs
     on a copy of the schema without dtypes, and only when the table may fail:
@@ -658,12 +666,12 @@ def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arr
     `arrays`: the frame's columns as arrays, when the caller has them;
     `checked`: those of them already found valid."""
     if _columns_valid(schema, arrays, checked) if arrays is not None else _certainly_valid(schema, out):
-        return
+        return True
     import pandera.pandas as pandera   # only for a table that may fail: its import is a quarter of a second
 
     try:
         _checking_schema(schema).validate(out, lazy=True)
-        return
+        return True
     except pandera.errors.SchemaErrors as exc:
         cases = exc.failure_cases
     cases = cases[cases["index"].notna() & cases["column"].notna()]
@@ -674,6 +682,7 @@ def _validate(schema, out: pd.DataFrame, present: set[str], bad_cells: dict, arr
         bad_cells[(column, pos)] = ("missing" if check == "not_nullable"
                                     else "enum" if str(check).startswith("isin") else "range")
         out.at[pos, column] = pd.NA
+    return False
 
 
 _CHECKING: dict[int, tuple] = {}

@@ -363,3 +363,68 @@ def test_cat_is_np_r(parts):
     want = np.r_[tuple(parts)]
     got = cat(*parts)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+# -- arrays' columns read from normalise's own arrays (SourceTable.typed) -----------------
+
+def _without_typed(carnet):
+    """The same carnet, its columns fetched through a Series each (no typed arrays)."""
+    from dataclasses import replace
+
+    from auditor.carnet import Carnet
+
+    return Carnet(carnet.source, tables={n: replace(t, typed=None) for n, t in carnet.tables.items()},
+                  problems=list(carnet.problems), unreadable=carnet.unreadable)
+
+
+def check_columns_as_the_frame(carnet) -> None:
+    import auditor.arrays as arrays
+
+    slow = _without_typed(carnet)
+    kept = 0
+    for name, t in carnet.tables.items():
+        if t.typed is not None:
+            assert t.typed[0] is t.df
+            for field, arr in t.typed[1].items():   # the very arrays the frame holds
+                held = t.df[field].array
+                assert held is arr if field != "_row" else np.shares_memory(held.to_numpy(), arr)
+                kept += 1
+        for field in t.df.columns:
+            whole = t.df[field].dtype == "Int64" or field == "_row"
+            for fetch in (arrays.column, arrays.present_of) if whole else (arrays.present_of,):
+                fast, ref = fetch(carnet, name, field), fetch(slow, name, field)
+                assert fast.dtype == ref.dtype and np.array_equal(fast, ref), (name, field, fetch.__name__)
+                assert not fast.flags.writeable
+            if whole:
+                for fast, ref in zip(arrays.ints_of(carnet, name, field), arrays.ints_of(slow, name, field)):
+                    assert fast.dtype == ref.dtype and np.array_equal(fast, ref), (name, field)
+            if t.df[field].dtype == "string":
+                assert arrays.texts(carnet, name, field).tolist() == arrays.texts(slow, name, field).tolist()
+                for value in ("a", "chouette", ""):
+                    assert arrays.equals(carnet, name, field, value).tolist() == \
+                        arrays.equals(slow, name, field, value).tolist()
+    assert kept   # the typed arrays were there to be read
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(**CARNETS)
+def test_columns_from_the_typed_arrays_are_the_frames(seed, seances, coups, mises, hits, breach):
+    with tempfile.TemporaryDirectory() as d:
+        check_columns_as_the_frame(damaged_carnet(seed, seances, coups, mises, hits, breach, Path(d) / "c"))
+
+
+def test_a_table_pandera_changed_is_read_from_its_frame(tmp_path):
+    """A cell pandera refuses (a stake's rank 0: its range check) is set to
+    <NA> in the frame after parsing: that table keeps no typed arrays, and its
+    column reads <NA> there, never the parsed value."""
+    import auditor.arrays as arrays
+
+    tables = generate(Spec(seed=3, seances=1, coups=3, mises=2), PROFILE)
+    tables["mises"][0]["rang"] = 0
+    write_csv_folder(tables, tmp_path / "c")
+    carnet = normalise(read_carnet(tmp_path / "c"))
+    assert carnet.tables["mises"].typed is None
+    assert carnet.tables["coups"].typed is not None
+    assert arrays.column(carnet, "mises", "rang")[0] == arrays.NA_INT
+    assert not arrays.present_of(carnet, "mises", "rang")[0]
+    check_columns_as_the_frame(carnet)
