@@ -6,6 +6,9 @@ medians (`ROUNDS`, default 3).
     python bench/ab_rows34.py BEFORE_CHECKOUT AFTER_CHECKOUT [MORE_CHECKOUTS...]
     VARIANT=own-tables python bench/ab_rows34.py ...   (each carnet at its own table)
     VARIANT=casino python bench/ab_rows34.py ...       (carnets as casinos keep them)
+
+Each round also measures the machine's own scaling (bench_audit.machine_scaling):
+row 4 read against what two processes of pure CPU work get on this machine.
 """
 import os
 import resource
@@ -17,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_audit import _batch_folder, _small, generated_batch  # noqa
+from bench_audit import _batch_folder, _small, generated_batch, machine_scaling  # noqa
 
 
 def _own_table(i: int):
@@ -46,7 +49,10 @@ for path in revs.values():   # as an installed wheel is: compiled once, not by e
     subprocess.run([PY, "-m", "compileall", "-q", "auditor", "schemas"], cwd=path, check=True)
 walls = {(r, j): [] for r in revs for j in (1, 2)}
 cpus = {}
+ceiling = []   # the machine's own scaling of CPU-bound work on two processes (bench_audit.machine_scaling)
 for round_ in range(int(os.environ.get("ROUNDS", 3))):
+    ceiling.append(machine_scaling())
+    print(f"machine scaling {ceiling[-1]:.2f}", flush=True)
     for r, path in revs.items():
         for j in (1, 2):
             out = Path(tempfile.gettempdir()) / f"ab-out-{r}-{j}"
@@ -64,6 +70,8 @@ for round_ in range(int(os.environ.get("ROUNDS", 3))):
             assert p.returncode == 0, p.stderr[-2000:]
             walls[r, j].append(w)
             print(r, j, f"{w:.2f}s wall, {cpu:.2f}s cpu", flush=True)
+print(f"machine's own scaling on two processes: median {statistics.median(ceiling):.2f} "
+      f"({', '.join(f'{c:.2f}' for c in ceiling)})")
 for r in revs:
     m1, m2 = statistics.median(walls[r, 1]), statistics.median(walls[r, 2])
     c1, c2 = statistics.median(cpus[r, 1]), statistics.median(cpus[r, 2])
