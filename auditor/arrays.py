@@ -129,6 +129,25 @@ def present_of(carnet: Carnet, table: str, name: str) -> np.ndarray:
     return _memo(carnet, table, ("present", name), build)
 
 
+def records_of(carnet: Carnet, table: str):
+    """`checks._util.records(carnet.df(table))` — the rows of a (small) table
+    as dicts of plain Python values — from the arrays normalise built where it
+    kept them (`df[name].tolist()` is the column's array's tolist), without a
+    Series per column."""
+    from auditor.frames import py
+
+    df = carnet.tables[table].df
+    if df.empty:
+        return
+    cols = list(df.columns)
+    arrays = []
+    for name in cols:
+        arr = _array(carnet, table, name, df)
+        arrays.append(series(carnet, table, name) if arr is None else arr)
+    for values in zip(*(a.tolist() for a in arrays)):
+        yield {c: py(v) for c, v in zip(cols, values)}
+
+
 def texts(carnet: Carnet, table: str, name: str, at: np.ndarray | None = None) -> np.ndarray:
     """Column `name` of `table` (its rows `at` only, when given) as an object
     array of plain Python values, None where missing: for the few rows a rule

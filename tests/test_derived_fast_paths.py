@@ -379,6 +379,7 @@ def _without_typed(carnet):
 
 def check_columns_as_the_frame(carnet) -> None:
     import auditor.arrays as arrays
+    from auditor.checks._util import records
 
     slow = _without_typed(carnet)
     kept = 0
@@ -403,6 +404,7 @@ def check_columns_as_the_frame(carnet) -> None:
                 for value in ("a", "chouette", ""):
                     assert arrays.equals(carnet, name, field, value).tolist() == \
                         arrays.equals(slow, name, field, value).tolist()
+        assert list(arrays.records_of(carnet, name)) == list(records(t.df))
     assert kept   # the typed arrays were there to be read
 
 

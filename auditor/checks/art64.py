@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from auditor.arrays import column, equals, ints_of, present_of, values_of
+from auditor.arrays import column, equals, ints_of, present_of, records_of, values_of
 from auditor.carnet import Carnet
 from auditor.catalogue import Profile
 from auditor.checks._util import breaks_of, emit_at, fillable, ordered, records
@@ -215,10 +215,9 @@ def cover_complete(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     Non-compliant: no table number; or a first séance dated before `date_debut`.
     Compliant: table 3, started 2026-01-04, first séance 2026-01-04.
     """
-    cover = carnet.df("carnet")
-    if len(cover) != 1:
+    if len(carnet.df("carnet")) != 1:
         return
-    row = next(records(cover))
+    row = next(records_of(carnet, "carnet"))
     for field, kind in (("table", "no_table"), ("date_debut", "no_date")):
         # An unreadable cell is its EC00-02, not a missing table number or date.
         if row[field] is None and not carnet.unreadable_cells("carnet", field).iat[0]:
