@@ -156,8 +156,11 @@ def texts(carnet: Carnet, table: str, name: str, at: np.ndarray | None = None) -
     objects = _objects(carnet, table, name)
     if objects is not None:
         return objects.copy() if at is None else objects[np.asarray(at, dtype=np.int64)]
-    s = series(carnet, table, name)
-    arr = s.array if at is None else s.array.take(np.asarray(at, dtype=np.int64))
+    arr = _array(carnet, table, name, carnet.tables[table].df)
+    if arr is None or isinstance(arr, np.ndarray):
+        arr = series(carnet, table, name).array
+    if at is not None:
+        arr = arr.take(np.asarray(at, dtype=np.int64))
     return np.asarray(arr.to_numpy(dtype=object, na_value=None), dtype=object)
 
 
