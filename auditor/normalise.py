@@ -566,7 +566,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
             raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
             formula = np.isin(rows, list(unsaved[source])) if source in unsaved else None
             # An error value is no value either: not empty (no default), <NA>.
-            errors = error_values(raw if isinstance(raw, list) else [raw])
+            errors = None if rt.no_error_values else error_values(raw if isinstance(raw, list) else [raw])
             month_first = kind == "date" and order is not None and order.month_first
             wrong_order = None
             if kind == "date" and order is not None and order.minority:

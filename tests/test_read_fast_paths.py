@@ -250,6 +250,23 @@ def test_error_values_are_the_cells_the_pattern_reads(chunks):
         assert got.tolist() == want.tolist()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_ERROR_CELL.filter(lambda c: ";" not in c and "\n" not in c and "\r" not in c),
+                         min_size=2, max_size=2), min_size=1, max_size=6))
+def test_a_csv_text_said_free_of_error_values_holds_none(rows):
+    """A table the CSV reader says holds no error value (`no_error_values`:
+    normalise then looks at none of its columns) has no cell the pattern
+    reads as one; on the others normalise looks, and finds what the pattern does."""
+    from auditor.read.csv_folder import parse_csv_text
+
+    text = "seance;coup\n" + "\n".join(";".join(r) for r in rows) + "\n"
+    raw, _ = parse_csv_text("coups", text)
+    want = _reference_error_values([pa.array([c for r in rows for c in r], pa.string())])
+    if raw.no_error_values:
+        assert want is None
+    assert raw.no_error_values == all(("#" not in c and "err:" not in c.lower()) for r in rows for c in r)
+
+
 _LINE_TEXT = st.text(alphabet="ab;,é \t\r\n\x0b\x1c\u2028", max_size=80)
 
 

@@ -182,7 +182,13 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
         raw.header_row += skip
         raw.title_rows = title
     _leave_out_totals(raw, text, delim)
+    # Every error value holds `#` or `Err:` (normalise.ERROR_VALUE, in any case): one
+    # search of the file's text spares normalise a look at each of its columns.
+    raw.no_error_values = _ERROR_MARK.search(text) is None
     return raw, problems
+
+
+_ERROR_MARK = re.compile(r"#|[Ee][Rr][Rr]:")
 
 
 def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int, list[int]]:

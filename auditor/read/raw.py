@@ -90,6 +90,9 @@ class RawTable:
     source_columns: list[SourceColumn] = field(default_factory=list)
     title_rows: list[int] = field(default_factory=list)    # non-empty rows above the header
     totals_rows: list[int] = field(default_factory=list)   # trailing totals rows, left out
+    # No cell can be a spreadsheet error value: the whole source text holds
+    # neither `#` nor `err:` (a CSV file's, told by its reader); False: unknown.
+    no_error_values: bool = False
 
     @property
     def df(self) -> pd.DataFrame:
