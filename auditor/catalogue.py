@@ -178,7 +178,7 @@ def load_profile(path: str | Path | None = None, **overrides) -> Profile:
     return Profile(**data)
 
 
-_SHIPPED: list = []   # [(the file's stat: path, mtime, size), its Profile]: one worker's carnets share it
+_SHIPPED: list = []   # [the file's path and stat, its Profile]: one worker's carnets share it
 
 
 def _shipped_profile() -> Profile:
@@ -187,7 +187,8 @@ def _shipped_profile() -> Profile:
     node = _shipped_root().joinpath("profile.toml")
     try:
         st = os.stat(str(node))
-        stamp = (str(node), st.st_mtime_ns, st.st_size)
+        # The inode and change time too: a file put in place with its old time kept (rsync -t, cp -p).
+        stamp = (str(node), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
     except (OSError, TypeError):
         stamp = None   # not a plain file (a zipped install): read each time
     if stamp is not None and _SHIPPED and _SHIPPED[0] == stamp:

@@ -36,3 +36,22 @@ def test_a_changed_profile_file_is_read_again(tmp_path, monkeypatch):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
     after = load_profile()
     assert after.book_size == before.book_size + 1 and load_profile() is after
+
+
+def test_a_profile_put_in_place_with_its_old_time_is_read_again(tmp_path, monkeypatch):
+    """rsync -t and cp -p keep the file's time: another file (a new inode) of
+    the same size and the same modification time is still another profile."""
+    path = tmp_path / "profile.toml"
+    shutil.copy(rules_root().joinpath("profile.toml"), path)
+    monkeypatch.setattr(catalogue, "_shipped_root", lambda: tmp_path)
+    monkeypatch.setattr(catalogue, "_SHIPPED", [])
+    before = load_profile()
+    st = path.stat()
+    text = path.read_text(encoding="utf-8").replace(f"book_size = {before.book_size}",
+                                                   f"book_size = {before.book_size + 1}")
+    new = tmp_path / "profile.toml.part"
+    new.write_text(text, encoding="utf-8")
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, path)
+    assert path.stat().st_mtime_ns == st.st_mtime_ns and path.stat().st_size == st.st_size
+    assert load_profile().book_size == before.book_size + 1
