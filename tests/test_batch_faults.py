@@ -303,7 +303,9 @@ def test_a_pool_closed_while_its_workers_warm_up_leaves_nothing(tmp_path, monkey
     local = pool.LocalPool(2, Options(), Bounds(), fault=None, started=started)
     local._start()
     local._start()
-    wait_for(lambda: len(list(temp.iterdir())) == 2, what="the workers' warm-up folders")
+    # Their warm-up folders, not tempfile's probe of the temp folder (a file of a random name, a moment long).
+    wait_for(lambda: len([p for p in temp.iterdir() if p.name.startswith("ecarte-audit-warm-up-")]) == 2,
+             what="the workers' warm-up folders")
     local.close(kill=kill)
     if started is not None:
         started.close()
@@ -324,6 +326,45 @@ def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkey
     code, err = run("audit", root, "--out", out, "--jobs", "2", "--sign", tmp_path / "cert.p12", "--format", "html")
     assert code == 2 and "pdf" in err, err
     assert not list(temp.iterdir())
+
+
+_HELD_IN_THE_PROBE = """
+import os, time
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker's interpreter, held just after tempfile's probe of the temp
+    # folder opened its file of a random name (tempfile._get_default_tempdir).
+    _open = os.open
+    def held_open(path, flags, *args, **kwargs):
+        fd = _open(path, flags, *args, **kwargs)
+        name = os.path.basename(os.fspath(path))
+        if (os.path.dirname(os.fspath(path)) == os.environ["TMPDIR"] and len(name) == 8 and "." not in name
+                and flags & os.O_EXCL):
+            open(os.path.join(os.environ["ECARTE_TEST_HELD"], str(os.getpid())), "w").close()
+            time.sleep(3)
+        return fd
+    os.open = held_open
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_worker_stopped_in_its_first_look_at_the_temp_folder_leaves_nothing(tmp_path, monkeypatch):
+    """tempfile's first use probes the temp folder with a file it opens, writes
+    and removes: a run stopped then (SIGTERM to a worker warming up) left that
+    file in the temp folder (the full suite on a loaded machine met it)."""
+    site, held, temp = tmp_path / "site", tmp_path / "held", tmp_path / "tmp"
+    for folder in (site, held, temp):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(_HELD_IN_THE_PROBE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT)]))
+    monkeypatch.setenv("ECARTE_TEST_HELD", str(held))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    started = pool.Started(1)
+    wait_for(lambda: any(held.iterdir()), what="the worker in its probe of the temp folder")
+    assert any(temp.iterdir())   # the probe's file, held open
+    started.close()
+    assert not list(temp.iterdir()), "the probe's file was left in the temp folder"
+    assert not multiprocessing.active_children()
 
 
 _HELD_AT_START = """

@@ -260,6 +260,24 @@ def _warm_up(options=None) -> None:
         pass  # only a head start: the first carnet then pays it
 
 
+def _probe_temp_folder() -> None:
+    """tempfile's first use in a process probes the temp folder with a file of
+    a random name, opened, written and removed; a SIGTERM just after the open
+    (a run stopped while its workers warm up) raised SystemExit outside the
+    probe's cleanup and left the file there. The probe is made here, with
+    SIGTERM held until it is over."""
+    import tempfile
+
+    if not hasattr(signal, "pthread_sigmask"):
+        tempfile.gettempdir()
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        tempfile.gettempdir()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group: it is the parent's to handle
     # (it stops the workers and says how to resume).
@@ -269,6 +287,7 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Stopped before it is ready (SIGTERM: a run stopped or over while it
     # warms up), it ends cleanly, its warm-up's temporary folder removed.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    _probe_temp_folder()
     if options is None:
         # Started before the run knew its options (`Started`): warm up on the
         # defaults, then wait for them.
