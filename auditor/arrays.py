@@ -48,12 +48,11 @@ def column(carnet: Carnet, table: str, name: str) -> np.ndarray:
     """Column `name` of `table` as plain int64, NA_INT where missing, fetched
     once per carnet; shared, so read-only, as `ints_of`'s."""
     def build(df):
-        arr = _array(carnet, table, name, df)
-        if isinstance(arr, np.ndarray):
-            return _read_only(arr.view())
-        if isinstance(arr, pd.arrays.IntegerArray):
-            return _read_only(np.where(arr._mask, NA_INT, arr._data))
-        return _read_only(series(carnet, table, name).to_numpy(dtype=np.int64, na_value=NA_INT))
+        parts = _int_parts(carnet, table, name, df)
+        if parts is None:
+            return _read_only(series(carnet, table, name).to_numpy(dtype=np.int64, na_value=NA_INT))
+        data, missing = parts
+        return _read_only(data.view() if missing is None else np.where(missing, NA_INT, data))
     return _memo(carnet, table, ("column", name), build)
 
 
@@ -69,6 +68,17 @@ def _array(carnet: Carnet, table: str, name: str, df: pd.DataFrame) -> pd.api.ex
     return typed[1].get(name)
 
 
+def _int_parts(carnet: Carnet, table: str, name: str, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """(int64 data, where missing, or None for none) of an Int64 column or
+    `_row` as normalise built it (`_array`); None for any other."""
+    arr = _array(carnet, table, name, df)
+    if isinstance(arr, np.ndarray):
+        return arr, None
+    if isinstance(arr, pd.arrays.IntegerArray):   # its own data and mask, as frames.ints reads them
+        return arr._data, arr._mask
+    return None
+
+
 def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarray]:
     """`frames.ints` of column `name` of `table`, fetched once per carnet: the
     rules and derived facts ask for the same key and amount columns dozens of
@@ -76,12 +86,13 @@ def ints_of(carnet: Carnet, table: str, name: str) -> tuple[np.ndarray, np.ndarr
     arrays are shared, so they are read-only (a rule that wrote in one would
     raise, never change another rule's input)."""
     def build(df):
-        arr = _array(carnet, table, name, df)
-        if isinstance(arr, np.ndarray):
-            return _read_only(arr.view(), np.ones(len(arr), dtype=bool))
-        if isinstance(arr, pd.arrays.IntegerArray):   # frames.ints, on the array's own data and mask
-            return _read_only(np.where(arr._mask, 0, arr._data), ~arr._mask)
-        return _read_only(*ints(series(carnet, table, name)))
+        parts = _int_parts(carnet, table, name, df)
+        if parts is None:
+            return _read_only(*ints(series(carnet, table, name)))
+        data, missing = parts
+        if missing is None:
+            return _read_only(data.view(), np.ones(len(data), dtype=bool))
+        return _read_only(np.where(missing, 0, data), ~missing)
     return _memo(carnet, table, ("ints", name), build)
 
 
@@ -118,11 +129,11 @@ def equals(carnet: Carnet, table: str, name: str, value) -> np.ndarray:
 def present_of(carnet: Carnet, table: str, name: str) -> np.ndarray:
     """`frames.present` of column `name` of `table` (where it has a value), once per carnet."""
     def build(df):
+        parts = _int_parts(carnet, table, name, df)
+        if parts is not None:
+            data, missing = parts
+            return _read_only(np.ones(len(data), dtype=bool) if missing is None else ~missing)
         arr = _array(carnet, table, name, df)
-        if isinstance(arr, np.ndarray):
-            return _read_only(np.ones(len(arr), dtype=bool))
-        if isinstance(arr, pd.arrays.IntegerArray):
-            return _read_only(~arr._mask)
         if arr is not None:   # frames.present, on the array
             return _read_only(~np.asarray(arr.isna(), dtype=bool))
         return _read_only(np.array(present(series(carnet, table, name)), dtype=bool))
