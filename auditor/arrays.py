@@ -145,18 +145,14 @@ def records_of(carnet: Carnet, table: str):
     as dicts of plain Python values — from the arrays normalise built where it
     kept them (`df[name].tolist()` is the column's array's tolist), without a
     Series per column."""
-    from auditor.frames import py
+    from auditor.frames import plain_rows
 
     df = carnet.tables[table].df
     if df.empty:
         return
-    cols = list(df.columns)
-    arrays = []
-    for name in cols:
-        arr = _array(carnet, table, name, df)
-        arrays.append(series(carnet, table, name) if arr is None else arr)
-    for values in zip(*(a.tolist() for a in arrays)):
-        yield {c: py(v) for c, v in zip(cols, values)}
+    kept = {name: _array(carnet, table, name, df) for name in df.columns}
+    yield from plain_rows({name: (series(carnet, table, name) if arr is None else arr).tolist()
+                           for name, arr in kept.items()})
 
 
 def texts(carnet: Carnet, table: str, name: str, at: np.ndarray | None = None) -> np.ndarray:

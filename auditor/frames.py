@@ -27,6 +27,13 @@ def notna(df: pd.DataFrame, columns) -> pd.Series:
     return df[list(columns)].notna().all(axis=1)
 
 
+def plain_rows(columns: dict[str, list]):
+    """Rows of equal-length columns of values as dicts of plain Python values (`py`)."""
+    names = list(columns)
+    for values in zip(*columns.values()):
+        yield {c: py(v) for c, v in zip(names, values)}
+
+
 def py(value):
     """A pandas scalar as a plain Python value (None for missing)."""
     import pandas as pd

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.arrays import column, ints_of
-from auditor.frames import cat, ints, pair_codes, py, running_max
+from auditor.frames import cat, ints, pair_codes, plain_rows, running_max
 from auditor.model import Violation
 
 
@@ -16,9 +16,7 @@ def records(df: pd.DataFrame) -> Iterator[dict]:
     """The rows of a (small) frame of violations as plain Python dicts."""
     if df.empty:   # the usual case: most rules find nothing, and columns cost time to fetch
         return
-    cols = list(df.columns)
-    for values in zip(*(df[c].tolist() for c in cols)):
-        yield {c: py(v) for c, v in zip(cols, values)}
+    yield from plain_rows({c: df[c].tolist() for c in df.columns})
 
 
 def emit(df: pd.DataFrame, make: Callable[[dict], Violation]) -> Iterator[Violation]:
