@@ -70,8 +70,10 @@ def _enum(kind: type[Enum], data: dict, key: str, default: Enum | None, origin: 
         raise ValueError(f"{origin}: unknown {key} {data[key]!r} (one of {[m.value for m in kind]})") from None
 
 
+@lru_cache(maxsize=None)
 def rules_root():
-    """The `rules/` folder: installed package data, else the checkout's folder."""
+    """The `rules/` folder: installed package data, else the checkout's folder
+    (found once per process: it does not move, and looking costs an import attempt)."""
     try:
         root = resources.files("auditor._rules")
         if root.joinpath("profile.toml").is_file():
@@ -173,7 +175,10 @@ def load_profile(path: str | Path | None = None, **overrides) -> Profile:
     if path is None and not overrides:
         return _shipped_profile()
     data = _read_toml(Path(path), shipped=False) if path else _read_toml(rules_root().joinpath("profile.toml"))
-    data.update(overrides)
+    return _profile_of({**data, **overrides})
+
+
+def _profile_of(data: dict) -> Profile:
     data["ticket_values_cents"] = tuple(int(v) for v in data["ticket_values_cents"])
     return Profile(**data)
 
@@ -184,7 +189,7 @@ _SHIPPED: list = []   # [the file's path and stat, its Profile]: one worker's ca
 def _shipped_profile() -> Profile:
     """The shipped profile, read again only when its file changed (a worker
     asks for it once per carnet: some 0.7 ms to find, read and parse)."""
-    node = _shipped_root().joinpath("profile.toml")
+    node = rules_root().joinpath("profile.toml")
     try:
         st = os.stat(str(node))
         # The inode and change time too: a file put in place with its old time kept (rsync -t, cp -p).
@@ -193,18 +198,10 @@ def _shipped_profile() -> Profile:
         stamp = None   # not a plain file (a zipped install): read each time
     if stamp is not None and _SHIPPED and _SHIPPED[0] == stamp:
         return _SHIPPED[1]
-    data = _read_toml(node)
-    data["ticket_values_cents"] = tuple(int(v) for v in data["ticket_values_cents"])
-    profile = Profile(**data)
+    profile = _profile_of(_read_toml(node))
     if stamp is not None:
         _SHIPPED[:] = [stamp, profile]
     return profile
-
-
-@lru_cache(maxsize=None)
-def _shipped_root():
-    # Where the package's data is does not move while a process runs; finding it costs an import attempt.
-    return rules_root()
 
 
 def _parse_rule(data: dict, origin: str) -> RuleMeta:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 import auditor.catalogue as catalogue
 from auditor.catalogue import load_profile, rules_root
 
@@ -19,13 +21,20 @@ def test_the_shipped_profile_is_read_once_and_is_the_file():
     assert load_profile() is first   # overrides leave the shipped profile alone
 
 
-def test_a_changed_profile_file_is_read_again(tmp_path, monkeypatch):
-    shutil.copy(rules_root().joinpath("profile.toml"), tmp_path / "profile.toml")
-    monkeypatch.setattr(catalogue, "_shipped_root", lambda: tmp_path)
+@pytest.fixture
+def own_profile(tmp_path, monkeypatch):
+    """A copy of the shipped profile.toml, in place of the shipped one, nothing cached yet."""
+    path = tmp_path / "profile.toml"
+    shutil.copy(rules_root().joinpath("profile.toml"), path)
+    monkeypatch.setattr(catalogue, "rules_root", lambda: tmp_path)
     monkeypatch.setattr(catalogue, "_SHIPPED", [])
+    return path
+
+
+def test_a_changed_profile_file_is_read_again(own_profile):
+    path = own_profile
     before = load_profile()
     assert load_profile() is before
-    path = tmp_path / "profile.toml"
     text = path.read_text(encoding="utf-8")
     # A change of the same size, within the same second: the file's nanosecond time tells it.
     size = f"book_size = {before.book_size}"
@@ -38,18 +47,15 @@ def test_a_changed_profile_file_is_read_again(tmp_path, monkeypatch):
     assert after.book_size == before.book_size + 1 and load_profile() is after
 
 
-def test_a_profile_put_in_place_with_its_old_time_is_read_again(tmp_path, monkeypatch):
+def test_a_profile_put_in_place_with_its_old_time_is_read_again(own_profile):
     """rsync -t and cp -p keep the file's time: another file (a new inode) of
     the same size and the same modification time is still another profile."""
-    path = tmp_path / "profile.toml"
-    shutil.copy(rules_root().joinpath("profile.toml"), path)
-    monkeypatch.setattr(catalogue, "_shipped_root", lambda: tmp_path)
-    monkeypatch.setattr(catalogue, "_SHIPPED", [])
+    path = own_profile
     before = load_profile()
     st = path.stat()
     text = path.read_text(encoding="utf-8").replace(f"book_size = {before.book_size}",
                                                    f"book_size = {before.book_size + 1}")
-    new = tmp_path / "profile.toml.part"
+    new = path.with_name("profile.toml.part")
     new.write_text(text, encoding="utf-8")
     os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
     os.replace(new, path)
