@@ -268,14 +268,13 @@ def _probe_temp_folder() -> None:
     SIGTERM held until it is over."""
     import tempfile
 
-    if not hasattr(signal, "pthread_sigmask"):
-        tempfile.gettempdir()
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    block = hasattr(signal, "pthread_sigmask")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if block else None
     try:
         tempfile.gettempdir()
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
