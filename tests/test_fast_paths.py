@@ -9,6 +9,8 @@ come out as the reference says, value or EC00-02."""
 from __future__ import annotations
 
 import io
+import random
+from pathlib import Path
 import re
 
 import numpy as np
@@ -216,3 +218,89 @@ def test_plain_cents_keeps_a_null_cell_that_holds_bytes_null():
     assert ok.tolist() == [False, False, False, False, True, False]
     sliced = arr.slice(1, 4)
     assert plain_cents(sliced)[1].tolist() == [False, True, False, False]
+
+
+# -- the plain readings of a carnet's short columns, read together --------------------------
+
+_SAMPLES = Path(__file__).resolve().parent.parent / "sample_carnets"
+
+
+def _with_cells(raw, cells: list[str], rnd, rows: int) -> int:
+    """Keep the first `rows` rows of each table of `raw` and put cells drawn
+    from `cells` in every integer and amount column; how many columns."""
+    import ecarte_schemas
+
+    changed = 0
+    for name, rt in raw.tables.items():
+        schema = ecarte_schemas.MODELS.get(name)
+        if schema is None:
+            continue
+        rt.data = rt.data.slice(0, rows) if isinstance(rt.data, pa.Table) else rt.data.iloc[:rows].copy()
+        for field_name, column in schema.columns.items():
+            meta = column.metadata or {}
+            source = meta.get("source") or field_name
+            if meta["kind"] not in ("int", "amount") or source not in rt.columns:
+                continue
+            new = [rnd.choice(cells) for _ in range(rt.num_rows)]
+            if isinstance(rt.data, pa.Table):
+                at = rt.data.column_names.index(source)
+                rt.data = rt.data.set_column(at, source, pa.array(new, pa.string()))
+            else:
+                rt.data[source] = new
+            changed += 1
+    return changed
+
+
+def _typed_tables(carnet) -> dict:
+    return {name: t.df for name, t in carnet.tables.items()}
+
+
+@pytest.mark.parametrize("sample", ["compliant/deauville-table1", "compliant/cabourg-table8-chouette.xlsx"])
+@settings(max_examples=15, deadline=None)
+@given(cells=st.lists(_NUMBER_CELL.filter(lambda c: "\n" not in c and "\r" not in c), min_size=1, max_size=12),
+       seed=st.integers(0, 2**32))
+def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_alone(sample, cells, seed,
+                                                                                      monkeypatch_module):
+    """Every integer and amount column of a carnet, its cells of every class,
+    gives the same frames, the same EC00 problems and the same kept arrays
+    whether its short columns are read in one call per kind, each on its own,
+    or some together and the longer ones alone (tables cut to 30 rows: a
+    column of bad cells costs its EC00-02 problems)."""
+    import auditor.normalise as normalise_module
+    from auditor.read import read_carnet
+
+    readings = {}
+    for together in (0, 20, normalise_module.PLAIN_TOGETHER_ROWS):
+        raw = read_carnet(_SAMPLES / sample)
+        assert _with_cells(raw, cells, random.Random(seed), 30) >= 5
+        monkeypatch_module.setattr(normalise_module, "PLAIN_TOGETHER_ROWS", together)
+        readings[together] = normalise_module.normalise(raw)
+    alone = readings.pop(0)
+    for together, carnet in readings.items():
+        assert carnet.problems == alone.problems, together
+        assert carnet.tables.keys() == alone.tables.keys()
+        for name, t in carnet.tables.items():
+            pd.testing.assert_frame_equal(t.df, alone.tables[name].df)
+            assert (t.typed is None) == (alone.tables[name].typed is None), (together, name)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_the_plain_readings_together_are_taken_from_the_joined_columns(monkeypatch):
+    """The test above is not idle: a sample carnet's short columns are read in
+    one call per kind, and no column is read alone."""
+    import auditor.normalise as normalise_module
+    from auditor.read import read_carnet
+
+    calls = []
+    for kind, read in list(normalise_module._PLAIN_TOGETHER.items()):
+        monkeypatch.setitem(normalise_module._PLAIN_TOGETHER, kind,
+                            lambda arr, read=read: calls.append(len(arr)) or read(arr))
+    monkeypatch.setitem(normalise_module._PLAIN, "int", lambda arr: pytest.fail("an int column read alone"))
+    monkeypatch.setitem(normalise_module._PLAIN, "amount", lambda arr: pytest.fail("an amount column read alone"))
+    normalise_module.normalise(read_carnet(_SAMPLES / "compliant/deauville-table1"))
+    assert len(calls) == 2 and min(calls) > 20
