@@ -432,14 +432,15 @@ def _small_table(text: str, delim: str, width: int) -> pa.Table | None:
     body = lines[1:]
     if body[-1] == "":
         body.pop()    # the last line's end
-    columns: list[list[str]] = [[] for _ in range(width)]
-    for line in body:
-        fields = line.split(delim) if line else [""] * width
-        if len(fields) != width:
-            return None
-        for column, value in zip(columns, fields):
-            column.append(value)
-    return pa.Table.from_arrays([text_array(c) for c in columns], names=[f"c{i}" for i in range(width)])
+    blank = [""] * width
+    rows = [line.split(delim) if line else blank for line in body]
+    if any(len(fields) != width for fields in rows):
+        return None
+    # The cells column after column (the rows turned in one step, zip) in one
+    # Arrow array, each column a slice of it: one array built, not one per column.
+    n = len(rows)
+    cells = text_array([cell for column in zip(*rows) for cell in column])
+    return pa.Table.from_arrays([cells.slice(i * n, n) for i in range(width)], names=[f"c{i}" for i in range(width)])
 
 
 def _nonempty_rows(tbl: pa.Table) -> pa.Array | None:

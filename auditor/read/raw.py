@@ -176,7 +176,7 @@ class RawTable:
 # is given is one of its own, and so imports pandas (half a second) in a read
 # that needs none (auditor.read.early).
 
-def text_array(values: list[str]) -> pa.StringArray:
+def text_array(values: list[str] | tuple[str, ...]) -> pa.StringArray:
     """`pa.array(values, pa.string())`, for a short list of str."""
     joined = "".join(values)
     data = joined.encode("utf-8")
