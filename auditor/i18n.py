@@ -13,13 +13,27 @@ from auditor.user_cache import toml_loads
 LANGS = ("fr", "en")
 
 
+class Labels(dict):
+    """A language's catalogue, pickled as its language: every process reads
+    the same catalogue, and each carnet's report draft holds it (a batch
+    pickles every draft once and reads it back once: its 26 kB were half of
+    a small carnet's pickle)."""
+
+    __slots__ = ("lang",)
+
+    def __reduce__(self):
+        return labels, (self.lang,)
+
+
 @lru_cache(maxsize=None)
-def labels(lang: str) -> dict[str, str]:
+def labels(lang: str) -> Labels:
     """Every label of the reports and messages in `lang` (fr or en)."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}")
     text = resources.files("auditor").joinpath("templates", "i18n", f"{lang}.toml").read_text(encoding="utf-8")
-    return toml_loads(text)   # parsed once per user (auditor.user_cache)
+    catalogue = Labels(toml_loads(text))   # parsed once per user (auditor.user_cache)
+    catalogue.lang = lang
+    return catalogue
 
 
 def label(key: str, lang: str) -> str:

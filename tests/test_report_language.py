@@ -167,3 +167,18 @@ def test_no_dangling_table_in_titles(tmp_path):
         lab = labels(lang)
         for el in (dom.find(".//title"), dom.find(".//h1")):
             assert not text(el).rstrip().endswith(lab["table"]) and not text(el).endswith("—")
+
+
+def test_a_catalogue_is_pickled_as_its_language():
+    """A batch pickles each carnet's report draft, which holds the catalogue:
+    the catalogue goes as its language and comes back as the process's own."""
+    import pickle
+
+    from auditor.i18n import labels
+
+    for lang in ("fr", "en"):
+        lab = labels(lang)
+        data = pickle.dumps(lab, protocol=pickle.HIGHEST_PROTOCOL)
+        assert len(data) < 100, len(data)   # the whole catalogue is some 26 kB
+        back = pickle.loads(data)
+        assert back is lab and back["verdict_ok"] == lab["verdict_ok"]
