@@ -468,12 +468,13 @@ def _blank(arr: pa.StringArray) -> np.ndarray:
 
 
 def parsed_in_full(kind: str, raw: pa.StringArray, no_value: np.ndarray | None,
-                   default: str | None) -> tuple[object, np.ndarray, np.ndarray]:
+                   default: str | None, trimmed: tuple | None = None) -> tuple[object, np.ndarray, np.ndarray]:
     """A source column → (values, bad mask, empty mask) the whole way: trim
     every cell, null the empty ones, put the default in them (not in a formula
     left without a value, which becomes <NA>), parse the column. The reading
-    of text and enumerations, and the reference `_parsed` must agree with."""
-    arr, empty = _trimmed(raw)
+    of text and enumerations, and the reference `_parsed` must agree with.
+    `trimmed`: `_trimmed(raw)`, if it was made with other columns (`_plain_readings`)."""
+    arr, empty = _trimmed(raw) if trimmed is None else (trimmed[0], trimmed[1].copy())
     if no_value is not None:
         empty = empty & ~no_value
     if default is not None and empty.any():
@@ -538,16 +539,18 @@ def _parsed(kind: str, raw: pa.StringArray | list[pa.StringArray], no_value: np.
 PLAIN_TOGETHER_ROWS = 4096
 
 
-def _plain_readings(raw: RawCarnet) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
-    """The plain reading (`_parsed`'s first step) of every short integer and
-    amount source column of the carnet, as (table, source, kind) → (values,
-    known): the columns of a kind joined into one array and read in one call.
-    A small carnet has some thirty such columns of a few hundred cells, whose
-    reading costs mostly the calls (some forty numpy and Arrow steps each);
-    each cell's reading depends on that cell alone. Long columns are read on
-    their own: their calls cost little beside their cells, and joining them
-    would copy their text."""
-    columns: dict[str, dict[tuple[str, str, str], list[pa.StringArray]]] = {"int": {}, "amount": {}}
+def _plain_readings(raw: RawCarnet) -> dict[tuple[str, str, str], tuple]:
+    """The first step of reading every short integer, amount, text and
+    enumeration source column of the carnet, the columns of a kind joined
+    into one array and read in one call: (table, source, kind) → the plain
+    reading (values, known) of an integer or amount column (`_parsed`), the
+    trimmed text (Arrow text, empty mask) of a text or enumeration column
+    (`parsed_in_full`, kind "trim"). A small carnet has some forty such columns
+    of a few hundred cells, whose reading costs mostly the calls (tens of numpy
+    and Arrow steps each); each cell's reading depends on that cell alone.
+    Long columns are read on their own: their calls cost little beside their
+    cells, and joining them would copy their text."""
+    columns: dict[str, dict[tuple[str, str, str], list[pa.StringArray]]] = {kind: {} for kind in _TOGETHER}
     for name, schema in ecarte_schemas.MODELS.items():
         rt = raw.tables.get(name)
         if rt is None or rt.num_rows > PLAIN_TOGETHER_ROWS:
@@ -555,24 +558,26 @@ def _plain_readings(raw: RawCarnet) -> dict[tuple[str, str, str], tuple[np.ndarr
         present = set(rt.columns)
         for field_name, column in schema.columns.items():
             meta = column.metadata or {}
-            source, kind = meta.get("source") or field_name, meta["kind"]
-            if kind in columns and source in present:
+            source, kind = meta.get("source") or field_name, _JOINED_AS.get(meta["kind"])
+            if kind is not None and source in present:
                 columns[kind][(name, source, kind)] = rt.text_chunks(source)
-    out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
+    out: dict[tuple[str, str, str], tuple] = {}
     for kind, found in columns.items():
         if len(found) < 2:
             continue
         arrays = [string_array(c) for chunks in found.values() for c in chunks]
-        values, known = _PLAIN_TOGETHER[kind](pa.concat_arrays(arrays))
+        first, mask = _TOGETHER[kind](pa.concat_arrays(arrays))
         start = 0
         for key, chunks in found.items():
             end = start + sum(len(c) for c in chunks)
-            out[key] = (values[start:end], known[start:end])
+            part = first.slice(start, end - start) if isinstance(first, pa.Array) else first[start:end]
+            out[key] = (part, mask[start:end])
             start = end
     return out
 
 
-_PLAIN_TOGETHER = {"int": plain_ints, "amount": plain_cents}
+_TOGETHER = {"int": plain_ints, "amount": plain_cents, "trim": lambda arr: _trimmed(arr)}
+_JOINED_AS = {"int": "int", "amount": "amount", "text": "trim", "enum": "trim"}
 
 # Tables of this many rows or more drop each text column once parsed (normalise's `free_raw`).
 FREE_ROWS = 65536
@@ -627,7 +632,8 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 values, bad, empty = _parsed(kind, raw, no_value, default, month_first,
                                              (plain or {}).get((rt.name, source, kind)))
             else:
-                values, bad, empty = parsed_in_full(kind, raw, no_value, default)
+                values, bad, empty = parsed_in_full(kind, raw, no_value, default,
+                                                    (plain or {}).get((rt.name, source, "trim")))
             # The most telling reason wins for a cell: formula, error value, order.
             for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
                               (wrong_order, "date_order")):

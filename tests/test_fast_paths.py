@@ -225,9 +225,9 @@ def test_plain_cents_keeps_a_null_cell_that_holds_bytes_null():
 _SAMPLES = Path(__file__).resolve().parent.parent / "sample_carnets"
 
 
-def _with_cells(raw, cells: list[str], rnd, rows: int) -> int:
+def _with_cells(raw, cells: list[str], rnd, rows: int, kinds=("int", "amount")) -> int:
     """Keep the first `rows` rows of each table of `raw` and put cells drawn
-    from `cells` in every integer and amount column; how many columns."""
+    from `cells` in every column of `kinds`; how many columns."""
     import ecarte_schemas
 
     changed = 0
@@ -239,7 +239,7 @@ def _with_cells(raw, cells: list[str], rnd, rows: int) -> int:
         for field_name, column in schema.columns.items():
             meta = column.metadata or {}
             source = meta.get("source") or field_name
-            if meta["kind"] not in ("int", "amount") or source not in rt.columns:
+            if meta["kind"] not in kinds or source not in rt.columns:
                 continue
             new = [rnd.choice(cells) for _ in range(rt.num_rows)]
             if isinstance(rt.data, pa.Table):
@@ -258,14 +258,14 @@ def _typed_tables(carnet) -> dict:
 @pytest.mark.parametrize("sample", ["compliant/deauville-table1", "compliant/cabourg-table8-chouette.xlsx"])
 @settings(max_examples=15, deadline=None)
 @given(cells=st.lists(_NUMBER_CELL.filter(lambda c: "\n" not in c and "\r" not in c), min_size=1, max_size=12),
-       seed=st.integers(0, 2**32))
-def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_alone(sample, cells, seed,
+       texts=st.lists(_TEXT_CELL, min_size=1, max_size=8), seed=st.integers(0, 2**32))
+def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_alone(sample, cells, texts, seed,
                                                                                       monkeypatch_module):
-    """Every integer and amount column of a carnet, its cells of every class,
-    gives the same frames, the same EC00 problems and the same kept arrays
-    whether its short columns are read in one call per kind, each on its own,
-    or some together and the longer ones alone (tables cut to 30 rows: a
-    column of bad cells costs its EC00-02 problems)."""
+    """Every integer, amount, text and enumeration column of a carnet, its
+    cells of every class, gives the same frames, the same EC00 problems and
+    the same kept arrays whether its short columns are read in one call per
+    kind, each on its own, or some together and the longer ones alone (tables
+    cut to 30 rows: a column of bad cells costs its EC00-02 problems)."""
     import auditor.normalise as normalise_module
     from auditor.read import read_carnet
 
@@ -273,6 +273,7 @@ def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_al
     for together in (0, 20, normalise_module.PLAIN_TOGETHER_ROWS):
         raw = read_carnet(_SAMPLES / sample)
         assert _with_cells(raw, cells, random.Random(seed), 30) >= 5
+        assert _with_cells(raw, texts, random.Random(seed), 30, ("text", "enum")) >= 5
         monkeypatch_module.setattr(normalise_module, "PLAIN_TOGETHER_ROWS", together)
         readings[together] = normalise_module.normalise(raw)
     alone = readings.pop(0)
@@ -297,10 +298,14 @@ def test_the_plain_readings_together_are_taken_from_the_joined_columns(monkeypat
     from auditor.read import read_carnet
 
     calls = []
-    for kind, read in list(normalise_module._PLAIN_TOGETHER.items()):
-        monkeypatch.setitem(normalise_module._PLAIN_TOGETHER, kind,
+    for kind, read in list(normalise_module._TOGETHER.items()):
+        monkeypatch.setitem(normalise_module._TOGETHER, kind,
                             lambda arr, read=read: calls.append(len(arr)) or read(arr))
     monkeypatch.setitem(normalise_module._PLAIN, "int", lambda arr: pytest.fail("an int column read alone"))
     monkeypatch.setitem(normalise_module._PLAIN, "amount", lambda arr: pytest.fail("an amount column read alone"))
+    trimmed = normalise_module._trimmed
+    monkeypatch.setattr(normalise_module, "_trimmed", lambda arr: calls.append(("trimmed", len(arr))) or trimmed(arr))
     normalise_module.normalise(read_carnet(_SAMPLES / "compliant/deauville-table1"))
-    assert len(calls) == 2 and min(calls) > 20
+    # One call per kind (int, amount, trim), the last trimming the text columns joined: none trimmed alone.
+    assert len(calls) == 4 and min(n for n in calls if isinstance(n, int)) > 20, calls
+    assert calls[-1] == ("trimmed", calls[-2])
