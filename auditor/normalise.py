@@ -545,11 +545,12 @@ def _plain_readings(raw: RawCarnet) -> dict[tuple[str, str, str], tuple]:
     into one array and read in one call: (table, source, kind) → the plain
     reading (values, known) of an integer or amount column (`_parsed`), the
     trimmed text (Arrow text, empty mask) of a text or enumeration column
-    (`parsed_in_full`, kind "trim"). A small carnet has some forty such columns
-    of a few hundred cells, whose reading costs mostly the calls (tens of numpy
-    and Arrow steps each); each cell's reading depends on that cell alone.
-    Long columns are read on their own: their calls cost little beside their
-    cells, and joining them would copy their text."""
+    (`parsed_in_full`, kind "trim"), then the column's text chunks. A small
+    carnet has some forty such columns of a few hundred cells, whose reading
+    costs mostly the calls (tens of numpy and Arrow steps each); each cell's
+    reading depends on that cell alone. Long columns are read on their own:
+    their calls cost little beside their cells, and joining them would copy
+    their text."""
     columns: dict[str, dict[tuple[str, str, str], list[pa.StringArray]]] = {kind: {} for kind in _TOGETHER}
     for name, schema in ecarte_schemas.MODELS.items():
         rt = raw.tables.get(name)
@@ -571,7 +572,7 @@ def _plain_readings(raw: RawCarnet) -> dict[tuple[str, str, str], tuple]:
         for key, chunks in found.items():
             end = start + sum(len(c) for c in chunks)
             part = first.slice(start, end - start) if isinstance(first, pa.Array) else first[start:end]
-            out[key] = (part, mask[start:end])
+            out[key] = (part, mask[start:end], chunks)
             start = end
     return out
 
@@ -613,7 +614,9 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
         sources[field] = source
         if source in columns:
             present.add(field)
-            raw = rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
+            # The first step of reading it, if it was taken with the carnet's other short columns.
+            first = (plain or {}).get((rt.name, source, _JOINED_AS.get(kind)))
+            raw = first[2] if first is not None else rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
             formula = np.isin(rows, list(unsaved[source])) if source in unsaved else None
             # An error value is no value either: not empty (no default), <NA>.
             errors = None if rt.no_error_values else error_values(raw if isinstance(raw, list) else [raw])
@@ -630,10 +633,10 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                     no_value = mask if no_value is None else (no_value | mask)
             if kind in _PLAIN:
                 values, bad, empty = _parsed(kind, raw, no_value, default, month_first,
-                                             (plain or {}).get((rt.name, source, kind)))
+                                             first)
             else:
                 values, bad, empty = parsed_in_full(kind, raw, no_value, default,
-                                                    (plain or {}).get((rt.name, source, "trim")))
+                                                    first)
             # The most telling reason wins for a cell: formula, error value, order.
             for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
                               (wrong_order, "date_order")):
