@@ -172,7 +172,7 @@ def test_ctrl_c_while_the_carnet_is_read_early_stops_cleanly(tmp_path):
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
-    assert proc.wait(timeout=60) == 130
+    assert proc.wait(timeout=60) == 130, rest   # what the command said, should it end otherwise
     assert done.exists()   # the read was over before the interpreter ended
     assert time.monotonic() - started < 20
     assert "interrompu" in rest or "interrupted" in rest

@@ -251,16 +251,11 @@ def _with_cells(raw, cells: list[str], rnd, rows: int, kinds=("int", "amount")) 
     return changed
 
 
-def _typed_tables(carnet) -> dict:
-    return {name: t.df for name, t in carnet.tables.items()}
-
-
 @pytest.mark.parametrize("sample", ["compliant/deauville-table1", "compliant/cabourg-table8-chouette.xlsx"])
 @settings(max_examples=15, deadline=None)
 @given(cells=st.lists(_NUMBER_CELL.filter(lambda c: "\n" not in c and "\r" not in c), min_size=1, max_size=12),
        texts=st.lists(_TEXT_CELL, min_size=1, max_size=8), seed=st.integers(0, 2**32))
-def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_alone(sample, cells, texts, seed,
-                                                                                      monkeypatch_module):
+def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_alone(sample, cells, texts, seed):
     """Every integer, amount, text and enumeration column of a carnet, its
     cells of every class, gives the same frames, the same EC00 problems and
     the same kept arrays whether its short columns are read in one call per
@@ -274,8 +269,9 @@ def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_al
         raw = read_carnet(_SAMPLES / sample)
         assert _with_cells(raw, cells, random.Random(seed), 30) >= 5
         assert _with_cells(raw, texts, random.Random(seed), 30, ("text", "enum")) >= 5
-        monkeypatch_module.setattr(normalise_module, "PLAIN_TOGETHER_ROWS", together)
-        readings[together] = normalise_module.normalise(raw)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(normalise_module, "PLAIN_TOGETHER_ROWS", together)
+            readings[together] = normalise_module.normalise(raw)
     alone = readings.pop(0)
     for together, carnet in readings.items():
         assert carnet.problems == alone.problems, together
@@ -283,12 +279,6 @@ def test_a_carnet_reads_the_same_with_its_short_columns_read_together_or_each_al
         for name, t in carnet.tables.items():
             pd.testing.assert_frame_equal(t.df, alone.tables[name].df)
             assert (t.typed is None) == (alone.tables[name].typed is None), (together, name)
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
 
 
 def test_the_plain_readings_together_are_taken_from_the_joined_columns(monkeypatch):

@@ -323,7 +323,8 @@ def test_a_zip_is_inflated_member_by_member_to_disk(tmp_path):
 def test_the_audits_cache_is_bounded_and_the_workspace_kept(tmp_path):
     """--keep-mb 1: three uploads of seven carnets each would leave more in
     the private folder's audits' cache than the room given; the least
-    recently used entries go (the last upload's all stay), the folder stays
+    recently used entries go (the last upload's all stay, then the
+    second's, then the first's, as the room holds them), the folder stays
     within the room, and every audit is still in the workspace, opened and
     decided on from the page (a decision on an audit whose cache entries
     went audits its carnets again from the workspace's copy)."""
@@ -343,8 +344,11 @@ def test_the_audits_cache_is_bounded_and_the_workspace_kept(tmp_path):
         assert 3 * 7 * one > MB                          # without eviction: past the room
         assert MB - one < private.size_of(folder) <= MB  # within it, and no more went than needed
         times = sorted(e.stat().st_mtime for e in entries)
-        assert len([t for t in times if t >= started[2]]) == 7   # the last upload's: all kept
-        assert times[0] >= started[1]                             # the first upload's: all gone
+        assert 7 <= len(times) < 3 * 7
+        # The least recently used went first: the last upload's all kept, then as many of the second's
+        # as the room holds, then of the first's (how many depends on an entry's size).
+        assert len([t for t in times if t >= started[2]]) == 7
+        assert len([t for t in times if t >= started[1]]) == min(2 * 7, len(times))
         assert list((folder / "spool").iterdir()) == []
         for doc in docs:                                 # the workspace keeps every audit
             place = server.workspace / doc["place"]
