@@ -34,6 +34,7 @@ from auditor.synth.generate import Spec, generate, write_csv_folder
 from auditor.batch.plan import plan
 from auditor.limits import Bounds
 from fault_hook import FAULT_ENV, fault_env
+from terminal import foreground_signals
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ["t1", "t2", "t3", "t4", "t5"]
@@ -54,15 +55,7 @@ def start(*args, fault: str | None = None) -> subprocess.Popen:
         env.update(fault_env(fault, env))
     return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, preexec_fn=_foreground_signals)
-
-
-def _foreground_signals() -> None:
-    # As a command typed in a terminal: Ctrl-C is KeyboardInterrupt. A test
-    # process may ignore SIGINT (an earlier test, a test runner's worker), and
-    # an ignored SIGINT is inherited across exec: Python then never installs
-    # its handler, and the command would rightly go on like a background job.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                            start_new_session=True, preexec_fn=foreground_signals)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
@@ -393,7 +386,7 @@ def test_ctrl_c_while_the_early_workers_start_is_one_message(tmp_path):
     env.update(PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), ECARTE_TEST_HELD=str(held), TMPDIR=str(temp))
     proc = subprocess.Popen([sys.executable, "-m", "auditor", "audit", str(root), "--out", str(out), "--jobs", "3"],
                             env=env, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_foreground_signals)
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=foreground_signals)
     wait_for(lambda: any(held.iterdir()) or proc.poll() is not None, what="a worker starting")
     os.killpg(proc.pid, signal.SIGINT)   # as a terminal's Ctrl-C
     code, err = finish(proc, timeout=60)

@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 from auditor.limits import DEFAULT_LIMITS
 from auditor.read import early, read_carnet, read_early
 from auditor.read.raw import bool_array, int64_array, text_array
+from terminal import foreground_signals
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_carnets"
@@ -166,7 +167,7 @@ def test_ctrl_c_while_the_carnet_is_read_early_stops_cleanly(tmp_path):
              "auditor.read.read_csv_folder = slow\n"
              "from auditor.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.Popen([sys.executable, "-c", probe, "audit", str(folder), "--out", str(tmp_path / "out")],
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=foreground_signals)
     assert proc.stderr.readline().strip() == "reading"
     time.sleep(1.5)   # the command has imported the auditor and waits on the read
     started = time.monotonic()
