@@ -615,7 +615,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
         if source in columns:
             present.add(field)
             # The first step of reading it, if it was taken with the carnet's other short columns.
-            first = (plain or {}).get((rt.name, source, _JOINED_AS.get(kind)))
+            first = plain.get((rt.name, source, _JOINED_AS.get(kind))) if plain else None
             raw = first[2] if first is not None else rt.text_chunks(source) if kind in _PLAIN else rt.text(source)
             formula = np.isin(rows, list(unsaved[source])) if source in unsaved else None
             # An error value is no value either: not empty (no default), <NA>.
@@ -632,11 +632,9 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 if mask is not None:
                     no_value = mask if no_value is None else (no_value | mask)
             if kind in _PLAIN:
-                values, bad, empty = _parsed(kind, raw, no_value, default, month_first,
-                                             first)
+                values, bad, empty = _parsed(kind, raw, no_value, default, month_first, first)
             else:
-                values, bad, empty = parsed_in_full(kind, raw, no_value, default,
-                                                    first)
+                values, bad, empty = parsed_in_full(kind, raw, no_value, default, first)
             # The most telling reason wins for a cell: formula, error value, order.
             for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
                               (wrong_order, "date_order")):
