@@ -360,6 +360,66 @@ def test_a_worker_stopped_in_its_first_look_at_the_temp_folder_leaves_nothing(tm
     assert not multiprocessing.active_children()
 
 
+_FIRST_STOP_LOST = """
+import os, signal, weakref
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker's interpreter whose first SIGTERM comes while a weakref callback
+    # runs (as a module lock's does during an import): what the handler raises
+    # there, Python prints as "Exception ignored" and goes on.
+    _signal = signal.signal
+    def installing(signum, handler):
+        if signum == signal.SIGTERM and callable(handler):
+            real, seen = handler, []
+            def first_lost(number, frame):
+                seen.append(number)
+                if len(seen) > 1:
+                    return real(number, frame)
+                class Lock:
+                    pass
+                lock = Lock()
+                ref = weakref.ref(lock, lambda _: real(number, frame))
+                del lock
+                open(os.path.join(os.environ["ECARTE_TEST_HELD"], str(os.getpid())), "w").close()
+            handler = first_lost
+        return _signal(signum, handler)
+    signal.signal = installing
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.parametrize("early", [True, False], ids=["started-early", "started-by-the-pool"])
+@pytest.mark.parametrize("held", [True, False], ids=["held-in-the-warm-up", "warm-up-going-on"])
+def test_a_worker_whose_first_stop_was_lost_still_ends_cleanly(tmp_path, monkeypatch, early, held):
+    """A SIGTERM that lands in a weakref callback (a module lock's, in an import
+    of the warm-up) raised SystemExit where Python ignores it: the worker went
+    on warming up, or waited for the run's options, until it was killed 5 s
+    later, its warm-up folder left in the temp folder (the full suite met it)."""
+    site, lost, temp = tmp_path / "site", tmp_path / "lost", tmp_path / "tmp"
+    for folder in (site, lost, temp):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(_FIRST_STOP_LOST)
+    for key, value in fault_env("sleep:warm-up:300" if held else "sleep:warm-up:1").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    monkeypatch.setenv("ECARTE_TEST_HELD", str(lost))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    codes, reap = [], pool._reap
+    monkeypatch.setattr(pool, "_reap", lambda w: codes.append(reap(w)) or codes[-1])
+    started = pool.Started(1) if early else None
+    local = pool.LocalPool(1, Options(), Bounds(), fault=None, started=started)
+    local._start()
+    wait_for(lambda: any(p.name.startswith("ecarte-audit-warm-up-") for p in temp.iterdir()),
+             what="the worker's warm-up folder")
+    local.close()
+    if started is not None:
+        started.close()
+    assert any(lost.iterdir()), "the worker's first SIGTERM was not the lost one"
+    assert codes == [0], f"the worker did not end by itself: {codes}"
+    assert not list(temp.iterdir()), "the warm-up folder was left in the temp folder"
+    assert not multiprocessing.active_children()
+
+
 _HELD_AT_START = """
 import os, time
 if b"spawn_main" in open("/proc/self/cmdline", "rb").read():

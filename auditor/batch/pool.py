@@ -51,6 +51,8 @@ MEMORY_GRACE_S = 2.0        # past the memory limit, how long before the worker 
 POLL_S = 0.05               # the memory watchdog's period
 TICK_S = 0.2                # the parent's wake-up period, for the hard timeout
 START_FAILURES = 3          # workers in a row that die before being ready: give up
+END_GRACE_S = 5.0           # how long a worker asked to end has before it is killed
+RESEND_S = 0.5              # a worker still warming up is sent SIGTERM again this often (_reap)
 
 
 
@@ -242,6 +244,7 @@ def _warm_up(options=None) -> None:
     report templates; about 1.5 s on a busy machine). Pandera is left out: a
     worker imports it only for a table that may fail its schema. `options`:
     the run's (None: the defaults, for a worker started before the run knew them)."""
+    import shutil
     import tempfile
     from pathlib import Path
 
@@ -251,13 +254,20 @@ def _warm_up(options=None) -> None:
     from auditor.synth.generate import Spec, generate, write_csv_folder
 
     options = options or Options()
+    folder = None
     try:
-        with tempfile.TemporaryDirectory(prefix="ecarte-audit-warm-up-") as folder:
-            path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
-            audit = run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
-            finish(audit, options)   # the report templates compiled once, before the first carnet's files
+        with _sigterm_held():   # a SIGTERM between the folder's making and its name kept would leave it
+            folder = tempfile.mkdtemp(prefix="ecarte-audit-warm-up-")
+        path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
+        audit = run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
+        finish(audit, options)   # the report templates compiled once, before the first carnet's files
     except Exception:
         pass  # only a head start: the first carnet then pays it
+    finally:
+        _stop.removing = True   # a SIGTERM from here on must not cut the removal short (_stop_warming_up)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        _stop.removing = False
 
 
 def _probe_temp_folder() -> None:
@@ -268,13 +278,41 @@ def _probe_temp_folder() -> None:
     SIGTERM held until it is over."""
     import tempfile
 
-    block = hasattr(signal, "pthread_sigmask")
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if block else None
-    try:
+    with _sigterm_held():
         tempfile.gettempdir()
-    finally:
-        if block:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+class _sigterm_held:
+    """SIGTERM held (pending) within the block: what the block makes is not
+    left half-made by a stop; a stop asked meanwhile comes at its end."""
+
+    def __enter__(self):
+        self.block = hasattr(signal, "pthread_sigmask")
+        if self.block:
+            self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        return self
+
+    def __exit__(self, *exc):
+        if self.block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+        return False
+
+
+class _stop:
+    """A worker asked to end while it warms up (SIGTERM)."""
+    asked = False      # SIGTERM came: the worker ends once its warm-up is over, whatever the warm-up did with it
+    removing = False   # the warm-up folder is being removed: a SIGTERM then only asks
+
+
+def _stop_warming_up(signum, frame) -> None:
+    """SIGTERM while the worker warms up: it ends there, cleanly (SystemExit
+    runs the warm-up's clean-up). Python ignores an exception raised in a weakref
+    callback or a __del__ (a module lock's, during an import): such a stop is
+    lost, so it is also noted (`_stop.asked`, checked after the warm-up), and
+    the run sends SIGTERM again until the worker is gone (`_reap`)."""
+    _stop.asked = True
+    if not _stop.removing:
+        raise SystemExit(0)
 
 
 def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
@@ -285,12 +323,14 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by _spawn: now ignored
     # Stopped before it is ready (SIGTERM: a run stopped or over while it
     # warms up), it ends cleanly, its warm-up's temporary folder removed.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    signal.signal(signal.SIGTERM, _stop_warming_up)
     _probe_temp_folder()
     if options is None:
         # Started before the run knew its options (`Started`): warm up on the
         # defaults, then wait for them.
         _warm_up()
+        if _stop.asked:
+            return
         try:
             message = conn.recv()
         except (EOFError, OSError):
@@ -301,6 +341,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     else:
         _warm_up(options)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _stop.asked:
+        return
     _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     conn.send(("ready", os.getpid()))
@@ -356,6 +398,7 @@ class _Worker:
     held: tuple | None = None        # (index, job) sent to it
     acked: bool = False              # it said it started on `held`
     started: float = 0.0
+    terminated: bool = False         # sent SIGTERM while it warmed up (_ask_to_end)
 
 
 def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
@@ -427,6 +470,7 @@ def _ask_to_end(w: _Worker, kill: bool = False) -> None:
     """Ask a worker to end: one still warming up ends at once, and cleanly, on
     SIGTERM (_worker_main); a ready one when it reads None, or killed (`kill`)."""
     if not w.ready:
+        w.terminated = True
         w.process.terminate()
     elif kill:
         w.process.kill()
@@ -438,7 +482,14 @@ def _ask_to_end(w: _Worker, kill: bool = False) -> None:
 
 
 def _reap(w: _Worker) -> int | None:
-    w.process.join(5)
+    """Wait for a worker asked to end (END_GRACE_S at most, then it is killed).
+    One still warming up is sent SIGTERM again every RESEND_S: the first may
+    have come where Python ignores what its handler raised (_stop_warming_up)."""
+    end = time.monotonic() + END_GRACE_S
+    w.process.join(RESEND_S if w.terminated else END_GRACE_S)
+    while w.terminated and w.process.exitcode is None and time.monotonic() < end:
+        w.process.terminate()
+        w.process.join(max(0.0, min(RESEND_S, end - time.monotonic())))
     if w.process.exitcode is None:
         w.process.kill()
         w.process.join()
