@@ -56,7 +56,11 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["install", str(wheel)], check=True, capture_output=True)
+    # The wheel alone; its dependencies as declared (and theirs), from this
+    # environment (installing them again took a minute of the suite).
+    subprocess.run(pip + ["install", "--no-deps", str(wheel)], check=True, capture_output=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "declared-dependencies.pth").write_text(str(_declared_dependencies(wheel, tmp_path / "deps")) + "\n")
     work = tmp_path / "elsewhere"
     shutil.copytree(ROOT / "sample_carnets" / "compliant" / "forges-table5", work / "carnet")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
@@ -90,6 +94,39 @@ def test_installed_command_audits_outside_the_repository(wheel, tmp_path):
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=60)
     assert serve.returncode == 0
+
+
+def _declared_dependencies(wheel: Path, folder: Path) -> Path:
+    """A folder holding (as links) the installed distributions the wheel
+    declares (its METADATA, as pip reads it), and theirs, with the extras each
+    asks for: nothing else of this environment (pytest, dask, the editable
+    install) is visible through it, so a module the command imports from an
+    undeclared distribution fails here as it would after `pip install`."""
+    from email.parser import Parser
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as z:
+        own = Parser().parsestr(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())
+    folder.mkdir()
+    todo, done = [(None, frozenset())], set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in done:
+            continue
+        done.add((name, extras))
+        dist = metadata.distribution(name) if name else None
+        for text in (dist.requires if dist else own.get_all("Requires-Dist")) or []:
+            req = Requirement(text)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras | {""}):
+                todo.append((canonicalize_name(req.name), frozenset(req.extras)))
+        for top in {f.parts[0] for f in (dist.files if dist else None) or () if f.parts[0] != ".."}:
+            link = folder / top
+            if not link.exists():
+                link.symlink_to(dist.locate_file(top))
+    return folder
 
 
 def test_every_package_of_the_tree_is_in_the_wheel_list():

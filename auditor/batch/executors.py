@@ -93,6 +93,8 @@ def carnet_size(path: Path) -> int:
 # tests/fault_hook.py there to make one carnet hang, grow or die.
 AUDIT_HOOK_ENV = "ECARTE_AUDIT_HOOK"
 
+SCHEDULER_CONNECT_S = 20   # how long the run tries to reach the Dask scheduler before it says it cannot
+
 
 def _before_audit(job: CarnetJob, retry: bool) -> None:
     spec = os.environ.get(AUDIT_HOOK_ENV)
@@ -123,7 +125,7 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str, *,
     wait = DEFAULT_CLUSTER_WAIT if wait is None else wait
     notice = notice or (lambda text: None)
     try:
-        client = Client(address, timeout="20s")
+        client = Client(address, timeout=SCHEDULER_CONNECT_S)
     except (OSError, TimeoutError) as exc:
         raise UsageError("main.no_scheduler", address=address, reason=exc) from None
     with client:
