@@ -235,6 +235,7 @@ def test_what_decides_the_audit_is_in_the_cache_key(mixed, tmp_path, change):
     assert other.cached == 0
 
 
+@pytest.mark.slow
 def test_files_kept_beside_the_cache_are_the_fresh_render_at_this_runs_time(mixed, tmp_path, monkeypatch):
     """A carnet whose audit and inputs (findings across carnets, baseline, reviews) did not change gets
     its files from the cache, filled with this run's time: byte for byte a fresh render at that time."""

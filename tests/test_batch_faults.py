@@ -596,6 +596,7 @@ def test_write_error_is_one_message_and_exit_2(tmp_path, monkeypatch, capsys, er
     whole(out)
 
 
+@pytest.mark.slow
 def test_write_error_in_a_worker_making_files_is_one_message_and_exit_2(tmp_path, capsys):
     """Many carnets: their files are made by the pool's workers (auditor/batch/finishing.py); one
     carnet's folder cannot be made (a file stands in its place): one message, exit 2, no summary,

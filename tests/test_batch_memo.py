@@ -65,6 +65,7 @@ def test_a_night_from_the_cache_makes_nothing_of_the_batch_again(shared, tmp_pat
     assert json.loads(tuesday["summary.json"])["generated_at"] == TUESDAY
 
 
+@pytest.mark.slow
 def test_a_changed_carnet_checks_the_batch_again(shared, tmp_path, monkeypatch):
     jobs = plan([shared])
     cache = tmp_path / "cache"
@@ -78,6 +79,7 @@ def test_a_changed_carnet_checks_the_batch_again(shared, tmp_path, monkeypatch):
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
 
 
+@pytest.mark.slow
 def test_a_renamed_or_reordered_carnet_is_another_batch(shared, tmp_path, monkeypatch):
     """The places of a finding across carnets name each carnet's path: a
     carnet renamed (as people rename folders between two nights) is checked again."""
@@ -95,6 +97,7 @@ def test_a_renamed_or_reordered_carnet_is_another_batch(shared, tmp_path, monkey
     assert "t3-bis" in _files(tmp_path / "tuesday")["summary.json"].decode("utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05K\x01."])
 def test_a_damaged_batch_file_is_made_again(shared, tmp_path, damage):
     jobs = plan([shared])
@@ -108,6 +111,7 @@ def test_a_damaged_batch_file_is_made_again(shared, tmp_path, damage):
     assert all(p.stat().st_size > len(damage) for p in (cache / BATCH_FOLDER).iterdir())   # kept anew
 
 
+@pytest.mark.slow
 def test_only_the_newest_batches_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr("auditor.batch.cache.KEEP_BATCHES", 1)
     cache = tmp_path / "cache"

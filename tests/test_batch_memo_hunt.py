@@ -17,6 +17,7 @@ from auditor.run import run as run_batch
 from test_batch_memo import MONDAY, TUESDAY, _files, shared  # noqa: F401  (the three carnets of one casino)
 
 
+@pytest.mark.slow
 def test_a_cache_whose_batches_folder_is_a_file_still_runs(shared, tmp_path):
     """`batches` taken by a file (a user's, a copy gone wrong): what the batch
     would keep there is not kept, and the nights run as without it."""
@@ -40,6 +41,7 @@ ABSURD_LENGTHS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(ABSURD_LENGTHS))
 def test_a_batch_file_damaged_in_a_length_is_made_again(shared, tmp_path, damage):
     jobs = plan([shared])
@@ -52,6 +54,7 @@ def test_a_batch_file_damaged_in_a_length_is_made_again(shared, tmp_path, damage
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["checks", "files"])
 def test_a_batch_file_damaged_inside_its_text_is_not_recalled(shared, tmp_path, kind):
     """A byte changed inside what a batch file keeps (a disk's or a copy's
@@ -69,6 +72,7 @@ def test_a_batch_file_damaged_inside_its_text_is_not_recalled(shared, tmp_path, 
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
 
 
+@pytest.mark.slow
 def test_a_damaged_checks_file_is_kept_anew_with_a_workbook(shared, tmp_path, monkeypatch):
     """With a workbook asked for (no carnet's files are kept, so no carnet's
     digest is added to the checks), a damaged checks file is still replaced:
@@ -109,6 +113,7 @@ def test_a_carnet_alone_that_cannot_be_placed_reads_the_same_with_the_cache(tmp_
     assert _files(tmp_path / "tuesday") == _files(tmp_path / "fresh")
 
 
+@pytest.mark.slow
 def test_a_bit_changed_in_any_file_of_the_cache_never_reaches_the_outputs(shared, tmp_path):
     """A disk's or a copy's damage, one bit of one file of the cache, in each
     file a night keeps (every carnet's audit, row and files; the batch's

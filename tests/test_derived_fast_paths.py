@@ -285,6 +285,7 @@ def test_arrays_match_the_frames_on_many_damaged_carnets(seed, seances, coups, m
         check_same(damaged_carnet(seed, seances, coups, mises, hits, breach, Path(d) / "c"))
 
 
+@pytest.mark.slow
 def test_the_damage_reaches_what_the_state_judges():
     """Over fixed seeds the damaged carnets do give unreadable events, unknown
     sautes, repeated coups, remises and rule findings (the test above is not idle)."""
@@ -311,6 +312,7 @@ DECK_TEXT = st.one_of(st.none(), st.text(alphabet=st.sampled_from(
     max_size=20))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.lists(DECK_TEXT, max_size=8), st.randoms())
 def test_deck_lists_are_pandas_text_steps(cells, rnd):
@@ -325,6 +327,7 @@ def test_deck_lists_are_pandas_text_steps(cells, rnd):
 
 # -- arrays.equals and arrays.texts: small text columns as Python objects ------------------
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "A", "a ", "", "chouette", "é", "ß"])), max_size=12),
        st.sampled_from(["a", "b", "", "chouette", "é"]), st.booleans(), st.randoms())
@@ -411,6 +414,7 @@ def check_columns_as_the_frame(carnet) -> None:
     assert kept   # the typed arrays were there to be read
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(**CARNETS)
 def test_columns_from_the_typed_arrays_are_the_frames(seed, seances, coups, mises, hits, breach):

@@ -251,6 +251,7 @@ def _with_cells(raw, cells: list[str], rnd, rows: int, kinds=("int", "amount")) 
     return changed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", ["compliant/deauville-table1", "compliant/cabourg-table8-chouette.xlsx"])
 @settings(max_examples=6, deadline=None)   # each example is three normalises through pandera (~2 s)
 @given(cells=st.lists(_NUMBER_CELL.filter(lambda c: "\n" not in c and "\r" not in c), min_size=1, max_size=12),

@@ -38,6 +38,7 @@ def archive(tmp_path_factory):
     return carnets, paths, _facts(paths)
 
 
+@pytest.mark.slow
 def test_whole_archive_gives_nothing_across_carnets(archive):
     carnets, paths, batch = archive
     assert [p.name for p in paths][:2] == ["2026-03-02", "2026-03-03"]
@@ -46,6 +47,7 @@ def test_whole_archive_gives_nothing_across_carnets(archive):
     assert batch[1].seances[0][0] == batch[0].seances[-1][0] + 1
 
 
+@pytest.mark.slow
 def test_a_day_removed_gives_its_tickets_and_its_seances(archive):
     carnets, paths, facts = archive
     k = 117

@@ -121,6 +121,7 @@ def test_the_documentation_check_fails_on_an_undocumented_column(tmp_path, monke
 
 # -- the ledger --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_finding_over_nights_first_last_closed_open(tmp_path):
     night(tmp_path, N1, [(entry("a"), [finding("f1"), finding("f2", "EC561-03")], [seance()])])
     night(tmp_path, N2, [(entry("a"), [finding("f1"), finding("f2", "EC561-03")], [seance()])])
@@ -247,6 +248,7 @@ def story(folder: Path, fold: bool) -> None:
           fold=fold)
 
 
+@pytest.mark.slow
 def test_a_folded_history_answers_as_the_run_files_do(tmp_path):
     story(tmp_path / "folded", fold=True)
     story(tmp_path / "files", fold=False)
@@ -267,6 +269,7 @@ def test_a_folded_history_answers_as_the_run_files_do(tmp_path):
     assert views(tmp_path / "files") == views(tmp_path / "folded")
 
 
+@pytest.mark.slow
 def test_nights_with_the_same_findings_stay_one_span(tmp_path):
     for d in range(1, 10):
         night(tmp_path, f"2026-11-{d:02d}T02:00:00Z", [(entry("a"), [finding("f1"), finding("f2")], [seance()])])
@@ -399,6 +402,7 @@ def test_a_damaged_run_file_is_left_aside_and_named(tmp_path, capsys):
     assert main(["history", str(tmp_path), "--html", str(tmp_path / "d"), "--lang", "en"]) == 2
 
 
+@pytest.mark.slow
 def test_an_audit_with_a_damaged_history_still_writes_its_reports(tmp_path, capsys):
     from auditor.synth.generate import Spec, generate, write_csv_folder
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, strategies as st
 
 from auditor import history
@@ -30,6 +31,7 @@ def _value(column: str):
 _ROW = st.fixed_dictionaries({}, optional={c: _value(c) for c in history.COLUMNS})
 
 
+@pytest.mark.slow
 @given(st.lists(_ROW, max_size=6))
 def test_the_rows_table_is_from_pylists(rows):
     ours = history.rows_table(rows)

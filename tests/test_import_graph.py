@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from test_layers import MODULES, imports_of, module_name
 
 NAMES = {module_name(p) for p in MODULES}
@@ -81,6 +83,7 @@ def _one_cycle(g: dict[str, set[str]], group: set[str]) -> list[str]:
     return sorted(group)
 
 
+@pytest.mark.slow
 def test_the_import_graph_has_no_cycle():
     found = cycles(graph())
     assert not found, "import cycles:\n" + "\n".join(" → ".join(c) for c in found)

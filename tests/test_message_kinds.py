@@ -280,6 +280,7 @@ def format_kinds() -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_emitted_kind_has_its_message():
     catalogue = load_catalogue()
     emitted = check_kinds()

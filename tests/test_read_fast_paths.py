@@ -13,6 +13,7 @@ import io
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from auditor.read import columns as columns_module
@@ -86,6 +87,7 @@ _RECORD = st.lists(st.one_of(_CELL.map(lambda c: "" if c is None else str(c)).ma
                              st.sampled_from(['"a;b"', '"x\ny"', '"', 'a"b', '""'])), max_size=9)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(_TABLES), st.lists(_RECORD, max_size=6), st.sampled_from(["\n", "\r\n", "\r"]),
        st.sampled_from([None, _MAPPING]), st.booleans())
@@ -162,6 +164,7 @@ _SLASH_CELL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(_SLASH_CELL, st.none()), max_size=30), st.booleans())
 def test_the_order_of_slash_dates_is_what_the_regex_reads(cells, sliced):
@@ -198,6 +201,7 @@ _FIGURE_CELL = st.one_of(st.sampled_from(["1", "07", "12,50", "7.5", "-1", "+2",
                          st.text(alphabet="0123456789,.- ", max_size=6))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_DAY_CELL, _FIGURE_CELL), min_size=1, max_size=6), st.lists(st.integers(0, 5), max_size=80),
        st.booleans(), st.booleans(), st.booleans())

@@ -105,6 +105,7 @@ def test_ordered_is_a_sortedness_test(rows, sort):
         assert ordered(*keys[:width]) is want
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=12),
        st.lists(st.tuples(st.integers(0, 40), st.integers(-1, 6)), max_size=3), st.randoms())
