@@ -420,6 +420,44 @@ def test_a_worker_whose_first_stop_was_lost_still_ends_cleanly(tmp_path, monkeyp
     assert not multiprocessing.active_children()
 
 
+_SLOW_TO_LEAVE = """
+import atexit, os, time
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker's interpreter slow to end (a loaded machine): its last steps
+    # take longer than the run waits before it sends SIGTERM again.
+    atexit.register(time.sleep, 1.5)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_worker_slow_to_end_is_not_stopped_twice(tmp_path, monkeypatch, capfd):
+    """SIGTERM is sent again to a worker still there 0.5 s after it was asked
+    to end (its first stop may have been lost): one already on its way out
+    must take it quietly, not raise SystemExit in its last steps (Python then
+    prints "Exception ignored" on the inspector's terminal)."""
+    site, temp = tmp_path / "site", tmp_path / "tmp"
+    for folder in (site, temp):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(_SLOW_TO_LEAVE)
+    for key, value in fault_env("sleep:warm-up:300").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    codes, reap = [], pool._reap
+    monkeypatch.setattr(pool, "_reap", lambda w: codes.append(reap(w)) or codes[-1])
+    started = pool.Started(1)
+    wait_for(lambda: any(p.name.startswith("ecarte-audit-warm-up-") for p in temp.iterdir()),
+             what="the worker's warm-up folder")
+    started.close()
+    # Python puts SIGTERM back to its default in its very last steps, after
+    # every clean-up of ours: a SIGTERM sent again then ends it there.
+    assert codes in ([0], [-signal.SIGTERM]), f"the worker did not end by itself: {codes}"
+    err = capfd.readouterr().err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert not list(temp.iterdir())
+
+
 _HELD_AT_START = """
 import os, time
 if b"spawn_main" in open("/proc/self/cmdline", "rb").read():

@@ -302,6 +302,7 @@ class _stop:
     """A worker asked to end while it warms up (SIGTERM)."""
     asked = False      # SIGTERM came: the worker ends once its warm-up is over, whatever the warm-up did with it
     removing = False   # the warm-up folder is being removed: a SIGTERM then only asks
+    leaving = False    # the stop reached _worker_main: the worker is ending, a SIGTERM then only asks
 
 
 def _stop_warming_up(signum, frame) -> None:
@@ -311,8 +312,29 @@ def _stop_warming_up(signum, frame) -> None:
     lost, so it is also noted (`_stop.asked`, checked after the warm-up), and
     the run sends SIGTERM again until the worker is gone (`_reap`)."""
     _stop.asked = True
-    if not _stop.removing:
+    if not (_stop.removing or _stop.leaving):   # raised there, it would cut a clean-up short or be printed
         raise SystemExit(0)
+
+
+def _get_ready(conn, options, bounds: Bounds | None) -> tuple | None:
+    """The worker's warm-up, then (started before the run knew its options,
+    `Started`) the wait for them: the run's (options, bounds), or None when
+    the run ended first."""
+    _probe_temp_folder()
+    if options is not None:
+        _warm_up(options)
+        return options, bounds
+    _warm_up()   # on the defaults
+    if _stop.asked:
+        return None
+    try:
+        message = conn.recv()
+    except (EOFError, OSError):
+        return None
+    if message is None:
+        return None
+    _, options, bounds = message
+    return options, bounds
 
 
 def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
@@ -324,25 +346,15 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Stopped before it is ready (SIGTERM: a run stopped or over while it
     # warms up), it ends cleanly, its warm-up's temporary folder removed.
     signal.signal(signal.SIGTERM, _stop_warming_up)
-    _probe_temp_folder()
-    if options is None:
-        # Started before the run knew its options (`Started`): warm up on the
-        # defaults, then wait for them.
-        _warm_up()
-        if _stop.asked:
-            return
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        _, options, bounds = message
-    else:
-        _warm_up(options)
+    try:
+        ready = _get_ready(conn, options, bounds)
+    except SystemExit:
+        _stop.leaving = True   # the stop got through: a SIGTERM sent again finds the worker on its way out
+        raise
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if _stop.asked:
+    if ready is None or _stop.asked:
         return
+    options, bounds = ready
     _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     conn.send(("ready", os.getpid()))
