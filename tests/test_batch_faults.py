@@ -296,9 +296,7 @@ def test_a_pool_closed_while_its_workers_warm_up_leaves_nothing(tmp_path, monkey
     local = pool.LocalPool(2, Options(), Bounds(), fault=None, started=started)
     local._start()
     local._start()
-    # Their warm-up folders, not tempfile's probe of the temp folder (a file of a random name, a moment long).
-    wait_for(lambda: len([p for p in temp.iterdir() if p.name.startswith("ecarte-audit-warm-up-")]) == 2,
-             what="the workers' warm-up folders")
+    wait_for(lambda: len(warm_up_folders(temp)) == 2, what="the workers' warm-up folders")
     local.close(kill=kill)
     if started is not None:
         started.close()
@@ -319,6 +317,33 @@ def test_a_usage_error_after_the_workers_started_leaves_nothing(tmp_path, monkey
     code, err = run("audit", root, "--out", out, "--jobs", "2", "--sign", tmp_path / "cert.p12", "--format", "html")
     assert code == 2 and "pdf" in err, err
     assert not list(temp.iterdir())
+
+
+def worker_site(tmp_path: Path, monkeypatch, code: str, fault: str | None = None) -> tuple[Path, Path]:
+    """Worker interpreters started from here on run `code` as their
+    sitecustomize (and the fault hook's `fault`): (the folder where the code
+    leaves a file to say it acted, ECARTE_TEST_HELD; the temp folder, TMPDIR)."""
+    site, held, temp = tmp_path / "site", tmp_path / "held", tmp_path / "tmp"
+    for folder in (site, held, temp):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(code)
+    env = fault_env(fault) if fault else {"PYTHONPATH": str(ROOT)}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    for key, value in {**env, "ECARTE_TEST_HELD": str(held), "TMPDIR": str(temp)}.items():
+        monkeypatch.setenv(key, value)
+    return held, temp
+
+
+def warm_up_folders(temp: Path) -> list[Path]:
+    """The workers' warm-up folders in `temp` (not tempfile's probe of it: a file of a random name, a moment long)."""
+    return [p for p in temp.iterdir() if p.name.startswith("ecarte-audit-warm-up-")]
+
+
+def reaped(monkeypatch) -> list[int | None]:
+    """The exit statuses of the workers the pools reap from here on, in order."""
+    codes, reap = [], pool._reap
+    monkeypatch.setattr(pool, "_reap", lambda w: codes.append(reap(w)) or codes[-1])
+    return codes
 
 
 _HELD_IN_THE_PROBE = """
@@ -345,13 +370,7 @@ def test_a_worker_stopped_in_its_first_look_at_the_temp_folder_leaves_nothing(tm
     """tempfile's first use probes the temp folder with a file it opens, writes
     and removes: a run stopped then (SIGTERM to a worker warming up) left that
     file in the temp folder (the full suite on a loaded machine met it)."""
-    site, held, temp = tmp_path / "site", tmp_path / "held", tmp_path / "tmp"
-    for folder in (site, held, temp):
-        folder.mkdir()
-    (site / "sitecustomize.py").write_text(_HELD_IN_THE_PROBE)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT)]))
-    monkeypatch.setenv("ECARTE_TEST_HELD", str(held))
-    monkeypatch.setenv("TMPDIR", str(temp))
+    held, temp = worker_site(tmp_path, monkeypatch, _HELD_IN_THE_PROBE)
     started = pool.Started(1)
     wait_for(lambda: any(held.iterdir()), what="the worker in its probe of the temp folder")
     assert any(temp.iterdir())   # the probe's file, held open
@@ -395,22 +414,13 @@ def test_a_worker_whose_first_stop_was_lost_still_ends_cleanly(tmp_path, monkeyp
     of the warm-up) raised SystemExit where Python ignores it: the worker went
     on warming up, or waited for the run's options, until it was killed 5 s
     later, its warm-up folder left in the temp folder (the full suite met it)."""
-    site, lost, temp = tmp_path / "site", tmp_path / "lost", tmp_path / "tmp"
-    for folder in (site, lost, temp):
-        folder.mkdir()
-    (site / "sitecustomize.py").write_text(_FIRST_STOP_LOST)
-    for key, value in fault_env("sleep:warm-up:300" if held else "sleep:warm-up:1").items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
-    monkeypatch.setenv("ECARTE_TEST_HELD", str(lost))
-    monkeypatch.setenv("TMPDIR", str(temp))
-    codes, reap = [], pool._reap
-    monkeypatch.setattr(pool, "_reap", lambda w: codes.append(reap(w)) or codes[-1])
+    lost, temp = worker_site(tmp_path, monkeypatch, _FIRST_STOP_LOST,
+                             "sleep:warm-up:300" if held else "sleep:warm-up:1")
+    codes = reaped(monkeypatch)
     started = pool.Started(1) if early else None
     local = pool.LocalPool(1, Options(), Bounds(), fault=None, started=started)
     local._start()
-    wait_for(lambda: any(p.name.startswith("ecarte-audit-warm-up-") for p in temp.iterdir()),
-             what="the worker's warm-up folder")
+    wait_for(lambda: warm_up_folders(temp), what="the worker's warm-up folder")
     local.close()
     if started is not None:
         started.close()
@@ -436,19 +446,10 @@ def test_a_worker_slow_to_end_is_not_stopped_twice(tmp_path, monkeypatch, capfd)
     to end (its first stop may have been lost): one already on its way out
     must take it quietly, not raise SystemExit in its last steps (Python then
     prints "Exception ignored" on the inspector's terminal)."""
-    site, temp = tmp_path / "site", tmp_path / "tmp"
-    for folder in (site, temp):
-        folder.mkdir()
-    (site / "sitecustomize.py").write_text(_SLOW_TO_LEAVE)
-    for key, value in fault_env("sleep:warm-up:300").items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
-    monkeypatch.setenv("TMPDIR", str(temp))
-    codes, reap = [], pool._reap
-    monkeypatch.setattr(pool, "_reap", lambda w: codes.append(reap(w)) or codes[-1])
+    _, temp = worker_site(tmp_path, monkeypatch, _SLOW_TO_LEAVE, "sleep:warm-up:300")
+    codes = reaped(monkeypatch)
     started = pool.Started(1)
-    wait_for(lambda: any(p.name.startswith("ecarte-audit-warm-up-") for p in temp.iterdir()),
-             what="the worker's warm-up folder")
+    wait_for(lambda: warm_up_folders(temp), what="the worker's warm-up folder")
     started.close()
     # Python puts SIGTERM back to its default in its very last steps, after
     # every clean-up of ours: a SIGTERM sent again then ends it there.
