@@ -321,12 +321,11 @@ def _get_ready(conn, options, bounds: Bounds | None) -> tuple | None:
     `Started`) the wait for them: the run's (options, bounds), or None when
     the run ended first."""
     _probe_temp_folder()
-    if options is not None:
-        _warm_up(options)
-        return options, bounds
-    _warm_up()   # on the defaults
+    _warm_up(options)   # None: on the defaults
     if _stop.asked:
         return None
+    if options is not None:
+        return options, bounds
     try:
         message = conn.recv()
     except (EOFError, OSError):
@@ -352,7 +351,7 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
         _stop.leaving = True   # the stop got through: a SIGTERM sent again finds the worker on its way out
         raise
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if ready is None or _stop.asked:
+    if ready is None or _stop.asked:   # asked: a stop lost while it waited for the run's options
         return
     options, bounds = ready
     _freeze_what_is_loaded()
