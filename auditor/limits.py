@@ -71,3 +71,5 @@ DEFAULT_BOUNDS = Bounds(timeout_s=3600, memory_mb=8192)
 # How long a run on a Dask cluster waits with no worker at all before it stops (--cluster-wait):
 # long enough for workers being restarted, short enough that a night does not hang.
 DEFAULT_CLUSTER_WAIT = 180
+# How long a run tries to reach the Dask scheduler (--scheduler) before it says it cannot.
+SCHEDULER_CONNECT_S = 20

@@ -133,9 +133,9 @@ def test_dask_cluster_gives_the_local_summary(mixed, tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_unreachable_scheduler_is_a_usage_error(mixed, tmp_path, capsys, monkeypatch):
     pytest.importorskip("dask.distributed")
-    from auditor.batch import executors
+    from auditor import limits
 
-    monkeypatch.setattr(executors, "SCHEDULER_CONNECT_S", 2)   # 20 s for a user; the same path
+    monkeypatch.setattr(limits, "SCHEDULER_CONNECT_S", 2)   # 20 s for a user; the same path
     assert main(["audit", str(mixed), "--out", str(tmp_path / "o"), "--quiet",
                  "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "Dask scheduler" in capsys.readouterr().err

@@ -93,8 +93,6 @@ def carnet_size(path: Path) -> int:
 # tests/fault_hook.py there to make one carnet hang, grow or die.
 AUDIT_HOOK_ENV = "ECARTE_AUDIT_HOOK"
 
-SCHEDULER_CONNECT_S = 20   # how long the run tries to reach the Dask scheduler before it says it cannot
-
 
 def _before_audit(job: CarnetJob, retry: bool) -> None:
     spec = os.environ.get(AUDIT_HOOK_ENV)
@@ -120,7 +118,7 @@ def _dask(items: list[tuple[int, CarnetJob]], options: Options, address: str, *,
     except ImportError:
         raise UsageError("main.needs_dask") from None
     from auditor.errors import Message
-    from auditor.limits import DEFAULT_CLUSTER_WAIT
+    from auditor.limits import DEFAULT_CLUSTER_WAIT, SCHEDULER_CONNECT_S
 
     wait = DEFAULT_CLUSTER_WAIT if wait is None else wait
     notice = notice or (lambda text: None)
