@@ -32,18 +32,21 @@ demo: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/ecarte-audit serve
 
-# The project's bytecode is compiled first, as for the benchmarks (below): the
-# suite starts hundreds of processes (the command, batch workers, the page's
-# server), and under PYTHONDONTWRITEBYTECODE each compiled the auditor's
-# modules again, some 0.6 s of CPU each.
+# The project's bytecode, compiled before the tests and the benchmarks, as an
+# installed wheel's is (pip compiles it; an editable install under
+# PYTHONDONTWRITEBYTECODE never does): the suite and the benchmarks start
+# hundreds of processes, each of which would compile the auditor's modules
+# again (some 0.6 s of CPU each).
+COMPILE := $(BIN)/python -m compileall -q auditor schemas
+
 test: $(TEST_STAMP)
-	$(BIN)/python -m compileall -q auditor schemas
+	$(COMPILE)
 	$(BIN)/python -m pytest
 
 # About 90 s on 2 cores: every test but those marked slow (> ~2 s), browser or
 # subprocess (markers registered in pyproject.toml).
 test-fast: $(TEST_STAMP)
-	$(BIN)/python -m compileall -q auditor schemas
+	$(COMPILE)
 	$(BIN)/python -m pytest -m "not slow and not browser and not subprocess"
 
 BENCH_STAMP := $(VENV)/.installed-bench
@@ -52,11 +55,8 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $@
 
 # The speed benchmarks, side by side (figures to bench/RESULTS.md); not timed tests.
-# The project's bytecode is compiled first, as an installed wheel's is (pip
-# compiles it; an editable install under PYTHONDONTWRITEBYTECODE never does,
-# and each process would then compile the auditor's modules again).
 bench: $(BENCH_STAMP)
-	$(BIN)/python -m compileall -q auditor schemas
+	$(COMPILE)
 	$(BIN)/python bench/bench_audit.py
 	$(BIN)/python bench/bench_nightly.py
 	$(BIN)/python bench/bench_batch_memory.py
