@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -30,6 +29,7 @@ from auditor.clock import generated_at
 from auditor.catalogue import load_profile
 from auditor.checks import BATCH_MODULES
 from auditor.errors import Message, WriteError
+from auditor.marked_folders import RUN_SPOOLS, WARM_UPS, remove
 from auditor.model import Severity
 from auditor.outputs import Finished, write_batch
 from auditor.report.cross_carnet import attribute
@@ -111,7 +111,13 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     tickets = len(jobs) > 1 or cache is not None
     try:
         with contextlib.ExitStack() as stack:
-            spool = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ecarte-audit-run-")))
+            # The spool holds the casino's data: marked with this process's id,
+            # so that the next run removes the spools (and the workers' warm-up
+            # folders) of runs killed outright.
+            for kind in (RUN_SPOOLS, WARM_UPS):
+                kind.remove_stale()
+            spool = RUN_SPOOLS.make()
+            stack.callback(remove, spool)
             bar = _bar(len(jobs), progress)
             if bar is not None:
                 stack.callback(bar.close)

@@ -47,10 +47,13 @@ def carnets(root: Path, names=NAMES) -> Path:
     return root
 
 
-def start(*args, fault: str | None = None) -> subprocess.Popen:
-    """`ecarte-audit ARGS` in a session of its own, on the real clock."""
+def start(*args, fault: str | None = None, tmp: Path | None = None) -> subprocess.Popen:
+    """`ecarte-audit ARGS` in a session of its own, on the real clock (`tmp`:
+    its temporary folder, TMPDIR)."""
     env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
     env["PYTHONPATH"] = str(ROOT)
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
     if fault:
         env.update(fault_env(fault, env))
     return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
@@ -74,8 +77,8 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def run(*args, fault: str | None = None) -> tuple[int, str]:
-    return finish(start(*args, fault=fault))
+def run(*args, fault: str | None = None, tmp: Path | None = None) -> tuple[int, str]:
+    return finish(start(*args, fault=fault, tmp=tmp))
 
 
 def processes():
@@ -661,8 +664,14 @@ def test_write_error_in_a_worker_making_files_is_one_message_and_exit_2(tmp_path
 @pytest.mark.subprocess
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
 def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
+    """…and leaves nothing in the temporary folder: a run killed outright
+    cannot remove its spool (the audits it made, the casino's data); the next
+    run removes it."""
     root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
-    proc = start("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet", fault="sleep:t2:300")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = start("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet", fault="sleep:t2:300",
+                 tmp=tmp)
     wait_for(lambda: cached(cache) == 4, what="four carnets in the cache")
     os.kill(proc.pid, stop)
     code, err = finish(proc, timeout=60)
@@ -670,14 +679,18 @@ def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
         assert code == 130
         assert err.strip().endswith("ecarte-audit: interrupted after 4 of 5 carnet(s); "
                                     "run the same command again to audit only the rest")
+        assert list(tmp.iterdir()) == []
     else:
         assert code == -signal.SIGKILL
+        left = [p.name for p in tmp.iterdir()]
+        assert [name for name in left if name.startswith("ecarte-audit-run-")], left
     assert not (out / "summary.json").exists()
     whole(out)
-    code, err = run("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet")
+    code, err = run("audit", root, "--out", out, "--cache", cache, "--jobs", "2", "--quiet", tmp=tmp)
     assert code == 0, err
     assert "ecarte-audit: 4 of 5 carnet(s) already audited (in the cache), 1 to audit" in err
     accounted(out)
+    assert list(tmp.iterdir()) == []
 
 
 # -- Dask -------------------------------------------------------------------------------------

@@ -136,42 +136,6 @@ def test_the_folder_of_a_killed_server_is_removed_at_the_next_start(tmp_path):
     assert files_under(tmp_path / "tmp") == []
 
 
-# -- unit: which folders are stale ---------------------------------------------------------
-
-def test_stale_folders(tmp_path):
-    dead = _fake_server_pid()
-    mine = tmp_path / (private.PREFIX + "mine")
-    mine.mkdir()
-    (mine / private.PID_FILE).write_text(f"{os.getpid()}\n")
-    gone = tmp_path / (private.PREFIX + "gone")
-    gone.mkdir()
-    (gone / private.PID_FILE).write_text(f"{dead}\n")
-    fresh = tmp_path / (private.PREFIX + "fresh")       # being made: no pid file yet
-    fresh.mkdir()
-    old = tmp_path / (private.PREFIX + "old")           # an older server's, a day untouched
-    old.mkdir()
-    os.utime(old, (time.time() - 2 * private.UNMARKED_GRACE,) * 2)
-    link = tmp_path / (private.PREFIX + "link")         # never followed
-    target = tmp_path / "elsewhere"
-    target.mkdir()
-    (target / private.PID_FILE).write_text(f"{dead}\n")
-    link.symlink_to(target)
-    other = tmp_path / "unrelated"
-    other.mkdir()
-    assert private.stale(tmp_path) == [gone, old]
-    assert private.remove_stale(tmp_path) == [gone, old]
-    assert mine.exists() and fresh.exists() and target.exists() and link.exists() and other.exists()
-
-
-def _fake_server_pid() -> int:
-    """The id of a process that has ended."""
-    import subprocess
-
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
-
-
 def test_the_windows_console_close_waits_for_the_clean_up(tmp_path):
     """The handler SetConsoleCtrlHandler gets (called here as Windows would,
     from another thread): a close stops the server and waits for its

@@ -244,21 +244,21 @@ def _warm_up(options=None) -> None:
     report templates; about 1.5 s on a busy machine). Pandera is left out: a
     worker imports it only for a table that may fail its schema. `options`:
     the run's (None: the defaults, for a worker started before the run knew them)."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     from auditor.batch.executors import run_job
     from auditor.batch.plan import CarnetJob, Options
+    from auditor.marked_folders import WARM_UPS, remove
     from auditor.outputs import finish
     from auditor.synth.generate import Spec, generate, write_csv_folder
 
     options = options or Options()
     folder = None
     try:
-        with _sigterm_held():   # a SIGTERM between the folder's making and its name kept would leave it
-            folder = tempfile.mkdtemp(prefix="ecarte-audit-warm-up-")
-        path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), Path(folder) / "warm-up")
+        # A SIGTERM between the folder's making and its name kept would leave
+        # it; a SIGKILL leaves it marked with this worker's id, and the next
+        # run removes it (auditor.marked_folders).
+        with _sigterm_held():
+            folder = WARM_UPS.make()
+        path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), folder / "warm-up")
         audit = run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
         finish(audit, options)   # the report templates compiled once, before the first carnet's files
     except Exception:
@@ -266,7 +266,7 @@ def _warm_up(options=None) -> None:
     finally:
         _stop.removing = True   # a SIGTERM from here on must not cut the removal short (_stop_warming_up)
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove(folder)
         _stop.removing = False
 
 

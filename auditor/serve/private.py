@@ -13,143 +13,36 @@ which nothing here touches.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-PREFIX = "ecarte-audit-serve-"
-PID_FILE = "server.pid"
-# A folder without its pid file (a server older than the file, or one in the
-# instant between making its folder and marking it) is left alone this long.
-UNMARKED_GRACE = 24 * 3600
+from auditor.marked_folders import SERVE as FOLDERS
+from auditor.marked_folders import UNMARKED_GRACE, is_plain_dir, pid_alive, remove  # noqa: F401
+
+PREFIX, PID_FILE = FOLDERS.prefix, FOLDERS.pid_file
 # What the private folder may take (the audits' cache, mostly) before the
 # oldest is evicted (it may be in memory: /tmp is often a tmpfs).
 KEEP_BYTES = 2048 * 1024 * 1024
 KEEP_RUNS = 20
 
-
-def make() -> Path:
-    """A new private folder (mode 0700) marked with this process's id."""
-    root = Path(tempfile.mkdtemp(prefix=PREFIX))
-    fd = os.open(root / PID_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(f"{os.getpid()}\n")
-    return root
-
-
-def remove(root: Path) -> None:
-    """Remove the folder and everything in it (what cannot be removed stays;
-    nothing raises: this runs while the server stops)."""
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of that id runs on this machine (a process of
-    another user counts as running)."""
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":
-        return _windows_pid_alive(pid)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _windows_pid_alive(pid: int) -> bool:   # pragma: no cover - Windows only
-    # os.kill(pid, 0) would terminate the process on Windows: ask the kernel.
-    import ctypes
-
-    kernel32 = ctypes.windll.kernel32
-    handle = kernel32.OpenProcess(0x1000, False, pid)   # PROCESS_QUERY_LIMITED_INFORMATION
-    if not handle:
-        return ctypes.GetLastError() == 5               # ERROR_ACCESS_DENIED: it exists
-    try:
-        code = ctypes.c_ulong()
-        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-            return True
-        return code.value == 259                        # STILL_ACTIVE
-    finally:
-        kernel32.CloseHandle(handle)
-
-
-def stale(tmp: Path | None = None, now: float | None = None) -> list[Path]:
-    """The private folders of servers that are no longer running, in the
-    temporary folder: this user's own, real folders (never a link), whose
-    pid file names a process that is gone (or, without a pid file, untouched
-    for a day)."""
-    tmp = Path(tmp or tempfile.gettempdir())
-    now = time.time() if now is None else now
-    found = []
-    try:
-        entries = sorted(tmp.glob(PREFIX + "*"))
-    except OSError:
-        return []
-    uid = getattr(os, "getuid", lambda: None)()
-    for folder in entries:
-        try:
-            st = folder.lstat()
-        except OSError:
-            continue
-        if not _is_plain_dir(st.st_mode) or (uid is not None and st.st_uid != uid):
-            continue
-        try:
-            pid = int((folder / PID_FILE).read_text(encoding="ascii").split()[0])
-        except (OSError, ValueError, IndexError):
-            if now - st.st_mtime > UNMARKED_GRACE:
-                found.append(folder)
-            continue
-        if pid != os.getpid() and not pid_alive(pid):
-            found.append(folder)
-    return found
-
-
-def _is_plain_dir(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISDIR(mode) and not stat.S_ISLNK(mode)
+make = FOLDERS.make                  # a new private folder (mode 0700) marked with this process's id
+stale = FOLDERS.stale                # the private folders of servers that are no longer running
+remove_stale = FOLDERS.remove_stale
 
 
 def running(tmp: Path | None = None) -> list[Path]:
     """The redirect files (server.REDIRECT_FILE) of this user's servers
     still running, newest first: a second click on the shortcut opens the
     page already there rather than a second server."""
-    tmp = Path(tmp or tempfile.gettempdir())
-    uid = getattr(os, "getuid", lambda: None)()
     found = []
-    try:
-        entries = list(tmp.glob(PREFIX + "*"))
-    except OSError:
-        return []
-    for folder in entries:
+    for folder, _ in FOLDERS.owned(tmp):
+        pid, page = FOLDERS.owner(folder), folder / "open.html"
         try:
-            st = folder.lstat()
-            if not _is_plain_dir(st.st_mode) or (uid is not None and st.st_uid != uid):
-                continue
-            pid = int((folder / PID_FILE).read_text(encoding="ascii").split()[0])
-            page = folder / "open.html"
-            if pid_alive(pid) and page.is_file():
+            if pid is not None and pid_alive(pid) and page.is_file():
                 found.append((page.stat().st_mtime, page))
-        except (OSError, ValueError, IndexError):
+        except OSError:
             continue
     return [page for _, page in sorted(found, reverse=True)]
-
-
-def remove_stale(tmp: Path | None = None) -> list[Path]:
-    """Remove the folders `stale` finds; the ones removed."""
-    gone = []
-    for folder in stale(tmp):
-        remove(folder)
-        if not folder.exists():
-            gone.append(folder)
-    return gone
 
 
 # -- bounded while it runs -----------------------------------------------------------
@@ -186,7 +79,7 @@ def cache_entries(cache: Path) -> list[Path]:
         try:
             for entry in shard.iterdir():
                 st = entry.lstat()
-                if _is_plain_dir(st.st_mode):
+                if is_plain_dir(st.st_mode):
                     found.append((".tmp" not in entry.name, st.st_mtime, entry.name, entry))
         except OSError:
             continue

@@ -1,0 +1,147 @@
+"""Temporary folders marked with the process that made them, so that the
+next process of their kind removes those of a process killed outright
+(SIGKILL, the out-of-memory killer, the machine switched off), which could
+not remove its own.
+
+The local page's private folder (auditor.serve.private) and a run's spool
+(auditor.run: each carnet's audit pickled until its files are made) hold the
+casino's data; neither may stay in the temporary folder once its process is
+gone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# A folder without its pid file (one made by a version older than the file,
+# or in the instant between making the folder and marking it) is left alone
+# this long.
+UNMARKED_GRACE = 24 * 3600
+
+
+class MarkedFolders:
+    """The folders `<tmp>/<prefix>*` of one kind, each marked by the file
+    `pid_file` holding its maker's process id."""
+
+    __slots__ = ("prefix", "pid_file")
+
+    def __init__(self, prefix: str, pid_file: str):
+        self.prefix, self.pid_file = prefix, pid_file
+
+    def make(self) -> Path:
+        """A new folder (mode 0700: this user only) marked with this process's id."""
+        root = Path(tempfile.mkdtemp(prefix=self.prefix))
+        try:
+            fd = os.open(root / self.pid_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(f"{os.getpid()}\n")
+        except BaseException:   # a disk full: no unmarked folder left for a day
+            remove(root)
+            raise
+        return root
+
+    def owned(self, tmp: Path | None = None) -> list[tuple[Path, os.stat_result]]:
+        """This user's own folders of this kind (real folders, never a link)."""
+        tmp = Path(tmp or tempfile.gettempdir())
+        try:
+            entries = sorted(tmp.glob(self.prefix + "*"))
+        except OSError:
+            return []
+        uid = getattr(os, "getuid", lambda: None)()
+        found = []
+        for folder in entries:
+            try:
+                st = folder.lstat()
+            except OSError:
+                continue
+            if is_plain_dir(st.st_mode) and (uid is None or st.st_uid == uid):
+                found.append((folder, st))
+        return found
+
+    def owner(self, folder: Path) -> int | None:
+        """The process id the folder is marked with (None: unmarked or unreadable)."""
+        try:
+            return int((folder / self.pid_file).read_text(encoding="ascii").split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def stale(self, tmp: Path | None = None, now: float | None = None) -> list[Path]:
+        """The folders whose process is gone: marked with a process that no
+        longer runs or, unmarked, untouched for a day."""
+        now = time.time() if now is None else now
+        found = []
+        for folder, st in self.owned(tmp):
+            pid = self.owner(folder)
+            if pid is None:
+                if now - st.st_mtime > UNMARKED_GRACE:
+                    found.append(folder)
+            elif pid != os.getpid() and not pid_alive(pid):
+                found.append(folder)
+        return found
+
+    def remove_stale(self, tmp: Path | None = None) -> list[Path]:
+        """Remove the folders `stale` finds; the ones removed (nothing raises)."""
+        gone = []
+        for folder in self.stale(tmp):
+            remove(folder)
+            if not folder.exists():
+                gone.append(folder)
+        return gone
+
+
+# The project's marked folders.
+SERVE = MarkedFolders("ecarte-audit-serve-", "server.pid")   # the local page's private folder
+RUN_SPOOLS = MarkedFolders("ecarte-audit-run-", "run.pid")   # a run's audits until their files are made
+WARM_UPS = MarkedFolders("ecarte-audit-warm-up-", "worker.pid")   # a batch worker's synthetic carnet
+
+
+def remove(root: Path) -> None:
+    """Remove the folder and everything in it (what cannot be removed stays;
+    nothing raises: this runs while a process stops)."""
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def is_plain_dir(mode: int) -> bool:
+    """A folder itself, not a link to one (a link is never followed into)."""
+    return stat.S_ISDIR(mode) and not stat.S_ISLNK(mode)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that id runs on this machine (a process of
+    another user counts as running)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        return _windows_pid_alive(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _windows_pid_alive(pid: int) -> bool:   # pragma: no cover - Windows only
+    # os.kill(pid, 0) would terminate the process on Windows: ask the kernel.
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32
+    handle = kernel32.OpenProcess(0x1000, False, pid)   # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return ctypes.GetLastError() == 5               # ERROR_ACCESS_DENIED: it exists
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True
+        return code.value == 259                        # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
