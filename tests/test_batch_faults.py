@@ -51,7 +51,8 @@ def start(*args, fault: str | None = None, tmp: Path | None = None) -> subproces
     """`ecarte-audit ARGS` in a session of its own, on the real clock (`tmp`:
     its temporary folder, TMPDIR)."""
     env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
-    env["PYTHONPATH"] = str(ROOT)
+    # The project first; then what the test put on the path (worker_site's sitecustomize).
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
     if tmp is not None:
         env["TMPDIR"] = str(tmp)
     if fault:
@@ -460,6 +461,50 @@ def test_a_worker_slow_to_end_is_not_stopped_twice(tmp_path, monkeypatch, capfd)
     err = capfd.readouterr().err
     assert "Exception ignored" not in err and "Traceback" not in err, err
     assert not list(temp.iterdir())
+
+
+_RUN_KILLED_AS_IT_ANSWERS = """
+import os, signal, time
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker whose run is killed outright (SIGKILL, the out-of-memory
+    # killer) just as the worker answers it: the answer meets a pipe nobody
+    # reads any more. (The watchdog, which ends a worker whose run is gone
+    # within 0.05 s, is told nothing of the run: it would otherwise win the
+    # race this test makes certain.)
+    from multiprocessing import connection
+
+    from auditor.batch import pool
+
+    watch = pool.Watchdog.__init__
+    pool.Watchdog.__init__ = lambda self, limit_mb, *, hard_exit, parent_pid=None: watch(
+        self, limit_mb, hard_exit=hard_exit)
+    send = connection.Connection.send
+
+    def send_to_a_run_killed(self, obj):
+        if isinstance(obj, tuple) and obj[:1] == ("done",):
+            run = os.getppid()
+            open(os.path.join(os.environ["ECARTE_TEST_HELD"], str(os.getpid())), "w").close()
+            os.kill(run, signal.SIGKILL)
+            while os.getppid() == run:
+                time.sleep(0.01)
+        return send(self, obj)
+
+    connection.Connection.send = send_to_a_run_killed
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_worker_whose_run_was_killed_as_it_answers_ends_quietly(tmp_path, monkeypatch):
+    """The run is killed outright while a worker sends it a carnet's audit
+    (the full suite met it: the crash case of the resume test below): the
+    worker ends, without a traceback of the broken pipe on the terminal."""
+    acted, temp = worker_site(tmp_path, monkeypatch, _RUN_KILLED_AS_IT_ANSWERS)
+    root = carnets(tmp_path / "in", ["t1", "t2"])
+    code, err = finish(start("audit", root, "--out", tmp_path / "out", "--jobs", "1", "--quiet"))
+    assert code == -signal.SIGKILL
+    assert any(acted.iterdir()), "the worker did not kill its run"
+    assert "Error" not in err, err
 
 
 _HELD_AT_START = """

@@ -356,7 +356,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     options, bounds = ready
     _freeze_what_is_loaded()
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
-    conn.send(("ready", os.getpid()))
+    if not _answer(conn, ("ready", os.getpid())):
+        return
     while True:
         try:
             message = conn.recv()
@@ -374,7 +375,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
                     pass
             os._exit(0)
         index, job, retry = message
-        conn.send(("started",))  # a death from here on is this carnet's
+        if not _answer(conn, ("started",)):  # a death from here on is this carnet's
+            return
         if hasattr(job, "perform"):   # a carnet's files to make (auditor/batch/finishing.py)
             out = finish_guarded(index, job, options, bounds, watchdog)
         else:
@@ -396,9 +398,19 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
         # A carnet stopped half-way may have left anything behind, and memory
         # still held near the limit would count against the next carnet: start afresh.
         retire = out.fault is not None or bool(watchdog.limit and rss_bytes() > watchdog.limit * 3 // 4)
-        conn.send(("done", out, retire))
-        if retire:
+        if not _answer(conn, ("done", out, retire)) or retire:
             return
+
+
+def _answer(conn, message) -> bool:
+    """Send `message` to the run; False when the run is gone (killed
+    outright: its end of the pipe closed). The worker then ends quietly: a
+    traceback of the broken pipe would reach the terminal the run shared."""
+    try:
+        conn.send(message)
+    except OSError:   # BrokenPipeError, ConnectionResetError
+        return False
+    return True
 
 
 @dataclass
