@@ -318,6 +318,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+# OpenBLAS (numpy's linear algebra) starts a thread per core when numpy is
+# loaded, and they spin a while: about 0.2 s of CPU in each process on a
+# two-core machine (the command, then each batch worker, all starting at
+# once), for linear algebra the audit never does.
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """OpenBLAS on one thread in this process and the workers it starts
+    (they inherit its environment), unless the user chose a number."""
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
+
+
 def run() -> None:
     """The console entry point (`ecarte-audit`, `python -m auditor`): `main`,
     then a prompt exit.
@@ -328,7 +341,10 @@ def run() -> None:
     memory back at once. So: flush the standard streams, run the exit handlers
     (temporary folders, finalizers), and end the process there. In-process
     callers (tests, the local page) call `main` and are not affected; nor is a
-    run under a profiler or a tracer."""
+    run under a profiler or a tracer.
+
+    Before anything imports numpy: one BLAS thread (`one_blas_thread`)."""
+    one_blas_thread()
     code = main()
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
     # Not CPython, or under a profiler or a tracer (cProfile, coverage), which

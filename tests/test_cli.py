@@ -227,3 +227,59 @@ def test_a_profiled_run_keeps_its_profile(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert stats.stat().st_size > 0
+
+
+_BLAS_HOOK = '''
+import os, sys
+from pathlib import Path
+
+def record(job, retry):
+    """Before each audit, in the process that audits it: what OpenBLAS was told."""
+    seen = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    Path(os.environ["ECARTE_TEST_SEEN"], f"{job.path.name}-{os.getpid()}").write_text(seen)
+'''
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("chosen", [None, "2"], ids=["default", "the-users-choice"])
+@pytest.mark.parametrize("carnets", [1, 2], ids=["one-carnet", "a-batch"])
+def test_the_command_and_its_workers_run_openblas_on_one_thread(tmp_path, chosen, carnets):
+    """numpy's OpenBLAS spins a thread per core up when numpy is loaded (0.2 s
+    of CPU per process on two cores), for linear algebra the audit never
+    does: the console command sets one thread before numpy is loaded, in its
+    own process (one carnet) and in its workers (a batch), unless the user
+    chose a number. As an inspector runs it: the console script, a real
+    environment."""
+    from auditor.batch.executors import AUDIT_HOOK_ENV
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "blas_hook.py").write_text(_BLAS_HOOK)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "SOURCE_DATE_EPOCH")}
+    env.update({AUDIT_HOOK_ENV: "blas_hook:record", "ECARTE_TEST_SEEN": str(seen),
+                "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])})
+    if chosen:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    target = BAD if carnets == 1 else SAMPLES / "infractions"
+    proc = subprocess.Popen([sys.executable, "-m", "auditor", "audit", str(target), "--out", str(tmp_path / "out"),
+                             "--quiet", "--jobs", "2"], stderr=subprocess.PIPE, text=True, env=env)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    records = {int(p.name.rsplit("-", 1)[1]): p.read_text() for p in seen.iterdir()}
+    assert records and set(records.values()) == {chosen or "1"}, records
+    # One carnet is audited in the command's process, a batch in its workers.
+    assert (set(records) == {proc.pid}) if carnets == 1 else (proc.pid not in records), (proc.pid, records)
+
+
+@pytest.mark.subprocess
+def test_the_console_entry_is_reached_before_numpy_is_loaded():
+    """What `python -m auditor` (and the console script) imports before `run`
+    sets OpenBLAS's threads loads no numpy: OpenBLAS reads the setting once,
+    when numpy loads it."""
+    probe = ("import runpy, sys\nfrom auditor import cli\nset_it = cli.one_blas_thread\n"
+             "cli.one_blas_thread = lambda: print('numpy' in sys.modules) or set_it()\n"
+             "sys.argv = ['ecarte-audit', 'rules']\nrunpy.run_module('auditor', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "False"
