@@ -125,7 +125,7 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    except OSError:
+    except (OSError, OverflowError):   # OverflowError: a damaged pid file's number past a pid's size
         return False
     return True
 

@@ -817,3 +817,19 @@ def test_dask_task_that_keeps_killing_workers_is_an_ec00_01(tmp_path, dask_clust
     assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t1")
     assert ec00_01(out, "t1").startswith("Les processus de la grappe Dask qui auditaient ce carnet "
                                          "ont été tués à chaque essai")
+
+
+def test_an_answer_to_a_run_gone_is_false_and_one_that_cannot_be_pickled_raises():
+    """`_answer` says a run gone (its end of the pipe closed: the worker ends
+    quietly), and only that: an answer that cannot be pickled is a defect of
+    ours, raised as before, never taken for a lost run."""
+    class ReadWhenPickled:   # an audit holding something read from disk as it is pickled
+        def __reduce__(self):
+            raise OSError(5, "Input/output error")
+
+    ours, theirs = multiprocessing.Pipe()
+    with pytest.raises(OSError, match="Input/output error"):
+        pool._answer(ours, ("done", ReadWhenPickled(), False))
+    assert pool._answer(ours, ("started",)) is True and theirs.recv() == ("started",)
+    theirs.close()
+    assert pool._answer(ours, ("done", "x" * 100_000, False)) is False

@@ -72,3 +72,13 @@ def _ended_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_a_damaged_pid_file_makes_a_stale_folder_not_an_error(tmp_path):
+    """A number past any pid (a pid file damaged on disk): the folder is its
+    process's that is gone, never an OverflowError stopping every later run."""
+    for kind in (SERVE, RUN_SPOOLS, WARM_UPS):
+        folder = tmp_path / (kind.prefix + "damaged")
+        folder.mkdir()
+        (folder / kind.pid_file).write_text("99999999999999999999\n")
+        assert kind.remove_stale(tmp_path) == [folder]

@@ -254,3 +254,22 @@ def _wait_lines(path: Path, n: int, timeout: float = 120) -> list[str]:
                 return lines
         time.sleep(0.1)
     raise AssertionError(f"the browser was not opened {n} time(s)")
+
+
+def test_the_page_launcher_runs_openblas_on_one_thread(monkeypatch, tmp_path):
+    """`ecarte-audit-page` (the inspectors' usual way in) does not go through
+    the console command's `run`: it sets OpenBLAS's one thread itself, before
+    the server and its workers load numpy, and keeps a user's own number."""
+    import webbrowser
+
+    from auditor.serve import private
+
+    page = tmp_path / "open.html"
+    monkeypatch.setattr(private, "running", lambda: [page])
+    monkeypatch.setattr(webbrowser, "open", lambda uri: None)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert shortcut.page_main() == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert shortcut.page_main() == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"

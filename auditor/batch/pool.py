@@ -406,9 +406,12 @@ def _answer(conn, message) -> bool:
     """Send `message` to the run; False when the run is gone (killed
     outright: its end of the pipe closed). The worker then ends quietly: a
     traceback of the broken pipe would reach the terminal the run shared."""
+    from multiprocessing.reduction import ForkingPickler
+
+    data = ForkingPickler.dumps(message)   # as conn.send does; a pickling error is no lost run
     try:
-        conn.send(message)
-    except OSError:   # BrokenPipeError, ConnectionResetError
+        conn.send_bytes(data)
+    except (BrokenPipeError, ConnectionResetError):
         return False
     return True
 

@@ -65,10 +65,12 @@ def page_main() -> int:
     without a console (Windows' gui-scripts), its output goes nowhere."""
     import webbrowser
 
+    from auditor.cli import one_blas_thread
     from auditor.commands import DOCUMENT_LANG
     from auditor.i18n import environment_lang
     from auditor.serve import private
 
+    one_blas_thread()   # as the console command: the server and its workers
     running = private.running()
     if running:
         webbrowser.open(running[0].as_uri())
