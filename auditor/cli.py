@@ -357,7 +357,21 @@ def run() -> None:
         except (OSError, ValueError):   # closed, or its reader went away: nothing left to say to it
             pass
     run_exit_handlers()
+    _end_by_signal()
     os._exit(code)
+
+
+def _end_by_signal() -> None:
+    """A command stopped by SIGTERM (auditor.commands.terminate_as_interrupt),
+    cleaned up: it ends by that signal, as a program stopped by it is
+    expected to (its parent, a service manager, reads the signal)."""
+    from auditor.commands import ENDED_BY
+
+    if ENDED_BY:
+        import signal
+
+        signal.signal(ENDED_BY[0], signal.SIG_DFL)
+        os.kill(os.getpid(), ENDED_BY[0])
 
 
 if __name__ == "__main__":

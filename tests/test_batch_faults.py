@@ -471,25 +471,23 @@ if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
     # reads any more. (The watchdog, which ends a worker whose run is gone
     # within 0.05 s, is told nothing of the run: it would otherwise win the
     # race this test makes certain.)
-    from multiprocessing import connection
-
     from auditor.batch import pool
 
     watch = pool.Watchdog.__init__
     pool.Watchdog.__init__ = lambda self, limit_mb, *, hard_exit, parent_pid=None: watch(
         self, limit_mb, hard_exit=hard_exit)
-    send = connection.Connection.send
+    answer = pool._answer
 
-    def send_to_a_run_killed(self, obj):
-        if isinstance(obj, tuple) and obj[:1] == ("done",):
+    def answer_a_run_killed(conn, message):
+        if message[:1] == ("done",):
             run = os.getppid()
             open(os.path.join(os.environ["ECARTE_TEST_HELD"], str(os.getpid())), "w").close()
             os.kill(run, signal.SIGKILL)
             while os.getppid() == run:
                 time.sleep(0.01)
-        return send(self, obj)
+        return answer(conn, message)
 
-    connection.Connection.send = send_to_a_run_killed
+    pool._answer = answer_a_run_killed
 """
 
 
@@ -707,11 +705,12 @@ def test_write_error_in_a_worker_making_files_is_one_message_and_exit_2(tmp_path
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "crash"])
 def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
-    """…and leaves nothing in the temporary folder: a run killed outright
-    cannot remove its spool (the audits it made, the casino's data); the next
-    run removes it."""
+    """…and leaves nothing in the temporary folder: a run stopped by Ctrl-C
+    or SIGTERM removes its spool (the audits it made, the casino's data) and
+    says how to resume, SIGTERM then ending the process by its signal; a run
+    killed outright cannot, and the next run removes it."""
     root, out, cache = carnets(tmp_path / "in"), tmp_path / "out", tmp_path / "cache"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -720,8 +719,8 @@ def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
     wait_for(lambda: cached(cache) == 4, what="four carnets in the cache")
     os.kill(proc.pid, stop)
     code, err = finish(proc, timeout=60)
-    if stop == signal.SIGINT:
-        assert code == 130
+    if stop != signal.SIGKILL:
+        assert code == (130 if stop == signal.SIGINT else -signal.SIGTERM)
         assert err.strip().endswith("ecarte-audit: interrupted after 4 of 5 carnet(s); "
                                     "run the same command again to audit only the rest")
         assert list(tmp.iterdir()) == []

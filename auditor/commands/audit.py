@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, say
+from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, say, terminate_as_interrupt
 from auditor.errors import Message, UsageError, os_reason
 from auditor.i18n import cli_label
 from auditor.model import Severity
@@ -27,7 +27,7 @@ def cmd_audit(args) -> int:
         except OSError as exc:
             raise UsageError("main.cannot_write_folder", folder=folder, reason=os_reason(exc)) from None
     limits = _limits(args)
-    with _early_workers(args, jobs) as started, _early_read(args, jobs, limits, columns):
+    with terminate_as_interrupt(), _early_workers(args, jobs) as started, _early_read(args, jobs, limits, columns):
         return _audit(args, jobs, columns, limits, started)
 
 
