@@ -7,6 +7,14 @@ The local page's private folder (auditor.serve.private) and a run's spool
 (auditor.run: each carnet's audit pickled until its files are made) hold the
 casino's data; neither may stay in the temporary folder once its process is
 gone.
+
+A folder is its process's while that process holds a lock on its pid file
+(flock, taken at its making, released by the kernel when the process ends
+however it ends). The process id alone would mislead: in another pid
+namespace sharing the temporary folder (containers) a live maker's id names
+no process here, and after a reboot an old id may name another process.
+Where there is no flock (Windows), or for a folder marked by a version that
+took no lock (its pid file holds the id alone), the id is asked as before.
 """
 
 from __future__ import annotations
@@ -35,15 +43,20 @@ class MarkedFolders:
         self.prefix, self.pid_file = prefix, pid_file
 
     def make(self) -> Path:
-        """A new folder (mode 0700: this user only) marked with this process's id."""
+        """A new folder (mode 0700: this user only) marked with this process's
+        id, its pid file locked until `remove` or the process's end."""
         root = Path(tempfile.mkdtemp(prefix=self.prefix))
+        fd = None
         try:
             fd = os.open(root / self.pid_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="ascii") as f:
-                f.write(f"{os.getpid()}\n")
+            locked = _lock(fd, exclusive=True)
+            os.write(fd, f"{os.getpid()}{' ' + LOCKED if locked else ''}\n".encode("ascii"))
         except BaseException:   # a disk full: no unmarked folder left for a day
+            if fd is not None:
+                os.close(fd)
             remove(root)
             raise
+        _HELD[str(root)] = fd   # the lock lives as long as this descriptor (never inherited by a child)
         return root
 
     def owned(self, tmp: Path | None = None) -> list[tuple[Path, os.stat_result]]:
@@ -66,10 +79,26 @@ class MarkedFolders:
 
     def owner(self, folder: Path) -> int | None:
         """The process id the folder is marked with (None: unmarked or unreadable)."""
+        return self._mark(folder)[0]
+
+    def _mark(self, folder: Path) -> tuple[int | None, bool]:
+        """(the process id, whether its maker locked the pid file)."""
         try:
-            return int((folder / self.pid_file).read_text(encoding="ascii").split()[0])
+            words = (folder / self.pid_file).read_text(encoding="ascii").split()
+            return int(words[0]), LOCKED in words[1:]
         except (OSError, ValueError, IndexError):
-            return None
+            return None, False
+
+    def alive(self, folder: Path) -> bool:
+        """Whether the folder's maker still runs: it holds the pid file's lock
+        (where a lock is known), else a process of its id runs here."""
+        pid, locked = self._mark(folder)
+        if pid is None:
+            return False
+        if pid == os.getpid():
+            return True
+        held = _held_elsewhere(folder / self.pid_file) if locked else None
+        return pid_alive(pid) if held is None else held
 
     def stale(self, tmp: Path | None = None, now: float | None = None) -> list[Path]:
         """The folders whose process is gone: marked with a process that no
@@ -77,11 +106,10 @@ class MarkedFolders:
         now = time.time() if now is None else now
         found = []
         for folder, st in self.owned(tmp):
-            pid = self.owner(folder)
-            if pid is None:
+            if self.owner(folder) is None:
                 if now - st.st_mtime > UNMARKED_GRACE:
                     found.append(folder)
-            elif pid != os.getpid() and not pid_alive(pid):
+            elif not self.alive(folder):
                 found.append(folder)
         return found
 
@@ -103,8 +131,56 @@ WARM_UPS = MarkedFolders("ecarte-audit-warm-up-", "worker.pid")   # a batch work
 
 def remove(root: Path) -> None:
     """Remove the folder and everything in it (what cannot be removed stays;
-    nothing raises: this runs while a process stops)."""
+    nothing raises: this runs while a process stops); its lock, if this
+    process made it, released once it is gone."""
     shutil.rmtree(root, ignore_errors=True)
+    fd = _HELD.pop(str(root), None)
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+# The second word of a pid file whose maker holds its lock.
+LOCKED = "locked"
+# The pid files this process made and locks: folder → descriptor.
+_HELD: dict[str, int] = {}
+
+
+def _lock(fd: int, exclusive: bool) -> bool:
+    """Take a lock on `fd` without waiting; False where there is no flock or
+    the file system refuses it (some network file systems), or it is held."""
+    try:
+        import fcntl
+    except ImportError:   # Windows
+        return False
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _held_elsewhere(pid_file: Path) -> bool | None:
+    """Whether another process holds the lock on `pid_file` (None: cannot tell)."""
+    try:
+        import fcntl
+    except ImportError:   # Windows
+        return None
+    try:
+        fd = os.open(pid_file, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return False
 
 
 def is_plain_dir(mode: int) -> bool:

@@ -11,10 +11,11 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from auditor.marked_folders import RUN_SPOOLS, SERVE, UNMARKED_GRACE, WARM_UPS
+from auditor.marked_folders import RUN_SPOOLS, SERVE, UNMARKED_GRACE, WARM_UPS, remove
 
 
 @pytest.mark.parametrize("kind", [SERVE, RUN_SPOOLS, WARM_UPS], ids=lambda k: k.prefix)
@@ -82,3 +83,43 @@ def test_a_damaged_pid_file_makes_a_stale_folder_not_an_error(tmp_path):
         folder.mkdir()
         (folder / kind.pid_file).write_text("99999999999999999999\n")
         assert kind.remove_stale(tmp_path) == [folder]
+
+
+def test_a_folder_is_its_makers_while_it_holds_the_lock_whatever_its_id_says(tmp_path, monkeypatch):
+    """A live maker in another pid namespace sharing the temp folder (its id
+    names no process here) keeps its folder; a maker gone whose id now names
+    another process (after a reboot) does not; a folder of a version that took
+    no lock is judged by its id, as before."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = _ended_pid()
+    live = RUN_SPOOLS.make()                          # held by this process, its id rewritten as another namespace's
+    (live / RUN_SPOOLS.pid_file).write_text(f"{dead} locked\n")
+    reused = tmp_path / (RUN_SPOOLS.prefix + "reused")   # its maker gone, its id now a live process's
+    reused.mkdir()
+    (reused / RUN_SPOOLS.pid_file).write_text(f"{os.getppid()} locked\n")
+    older = tmp_path / (RUN_SPOOLS.prefix + "older")     # an older version's: no lock taken, its id alive
+    older.mkdir()
+    (older / RUN_SPOOLS.pid_file).write_text(f"{os.getppid()}\n")
+    assert RUN_SPOOLS.stale(tmp_path) == [reused]
+    remove(live)
+    assert not live.exists()
+
+
+def test_the_lock_is_released_when_the_maker_is_killed_outright(tmp_path):
+    """A real process makes its folder and is killed (SIGKILL): the kernel
+    releases its lock, and the folder is stale at once."""
+    import signal
+    import subprocess
+
+    code = ("import sys, time\nfrom auditor.marked_folders import RUN_SPOOLS\n"
+            "print(RUN_SPOOLS.make(), flush=True)\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        folder = Path(proc.stdout.readline().strip())
+        assert (folder / RUN_SPOOLS.pid_file).read_text().split() == [str(proc.pid), "locked"]
+        assert RUN_SPOOLS.stale(tmp_path) == []
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert RUN_SPOOLS.remove_stale(tmp_path) == [folder]

@@ -41,7 +41,7 @@ def _signalled(tmp_path: Path, sig: int):
     doc = server.audit([("a.xlsx", XLSX.read_bytes()), ("b.zip", zip_of(csv_folder(CSV, "b/")))])
     assert doc["state"] == "done", doc["message"]
     [folder] = server.private_folders()
-    assert (folder / private.PID_FILE).read_text().split() == [str(server.proc.pid)]
+    assert (folder / private.PID_FILE).read_text().split() == [str(server.proc.pid), "locked"]
     # What the private folder holds: the audits' cache, each carnet's audit
     # pickled with the casino's data, and an upload being received, in the spool.
     casino = doc["carnets"][0]["casino"]

@@ -36,9 +36,9 @@ def running(tmp: Path | None = None) -> list[Path]:
     page already there rather than a second server."""
     found = []
     for folder, _ in FOLDERS.owned(tmp):
-        pid, page = FOLDERS.owner(folder), folder / "open.html"
+        page = folder / "open.html"
         try:
-            if pid is not None and pid_alive(pid) and page.is_file():
+            if FOLDERS.alive(folder) and page.is_file():
                 found.append((page.stat().st_mtime, page))
         except OSError:
             continue
