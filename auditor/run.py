@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -28,6 +29,7 @@ from auditor.batch.finishing import MEMO_FILE, across_digest, inputs_digest, rec
 from auditor.clock import generated_at
 from auditor.catalogue import load_profile
 from auditor.checks import BATCH_MODULES
+from auditor.atomic import write_failure
 from auditor.errors import Message, WriteError
 from auditor.marked_folders import RUN_SPOOLS, WARM_UPS, remove
 from auditor.model import Severity
@@ -116,7 +118,10 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             # folders) of runs killed outright.
             for kind in (RUN_SPOOLS, WARM_UPS):
                 kind.remove_stale()
-            spool = RUN_SPOOLS.make()
+            try:
+                spool = RUN_SPOOLS.make()
+            except OSError as exc:   # a full or read-only temp folder: said as any file not written
+                raise WriteError(write_failure(Path(tempfile.gettempdir()), exc)) from None
             stack.callback(remove, spool)
             bar = _bar(len(jobs), progress)
             if bar is not None:

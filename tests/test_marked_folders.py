@@ -123,3 +123,18 @@ def test_the_lock_is_released_when_the_maker_is_killed_outright(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert RUN_SPOOLS.remove_stale(tmp_path) == [folder]
+
+
+def test_a_run_whose_spool_cannot_be_made_says_so(tmp_path, monkeypatch, capsys):
+    """A full temp folder when the run makes its spool: one message naming
+    it and the reason, exit 2 (a write error), no traceback."""
+    from auditor.cli import main
+
+    def full(self):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(type(RUN_SPOOLS), "make", full)
+    carnet = Path(__file__).resolve().parents[1] / "sample_carnets" / "compliant" / "forges-table5"
+    assert main(["audit", str(carnet), "--out", str(tmp_path / "out"), "--quiet", "--lang", "en"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"cannot write {tempfile.gettempdir()}: no space left" in err, err
