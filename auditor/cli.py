@@ -2,7 +2,8 @@
 
 Exit status (outputs.md): 0 nothing at or above --fail-on, 1 something is,
 2 usage error (bad option, a PATH that does not exist or holds no carnet,
-an output folder that cannot be written).
+an output folder that cannot be written), 130 Ctrl-C; `audit` stopped by
+SIGTERM cleans up, then ends by SIGTERM (143 in a shell).
 
 The command line speaks the user's language (docs/interpretations.md): its
 help, messages and errors come from templates/i18n/cli.<lang>.toml, in the
@@ -343,8 +344,13 @@ def run() -> None:
     callers (tests, the local page) call `main` and are not affected; nor is a
     run under a profiler or a tracer.
 
-    Before anything imports numpy: one BLAS thread (`one_blas_thread`)."""
+    Before anything imports numpy: one BLAS thread (`one_blas_thread`). And
+    `audit` stopped by SIGTERM cleans up, then ends by that signal
+    (auditor.commands.terminate_as_interrupt); in-process callers keep theirs."""
     one_blas_thread()
+    from auditor.commands import terminate_as_interrupt
+
+    terminate_as_interrupt.console = True
     code = main()
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
     # Not CPython, or under a profiler or a tracer (cProfile, coverage), which

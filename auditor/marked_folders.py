@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,15 +58,18 @@ class MarkedFolders:
                 os.close(fd)
             remove(root)
             raise
-        _HELD[str(root)] = fd   # the lock lives as long as this descriptor (never inherited by a child)
+        if locked:
+            _HELD[str(root)] = fd   # the lock lives as long as this descriptor (never inherited by a child)
+        else:
+            os.close(fd)   # nothing to hold (and on Windows an open file could not be removed)
         return root
 
     def owned(self, tmp: Path | None = None) -> list[tuple[Path, os.stat_result]]:
         """This user's own folders of this kind (real folders, never a link)."""
-        tmp = Path(tmp or tempfile.gettempdir())
         try:
+            tmp = Path(tmp or tempfile.gettempdir())
             entries = sorted(tmp.glob(self.prefix + "*"))
-        except OSError:
+        except OSError:   # no usable temp folder at all (tempfile's probe failed everywhere)
             return []
         uid = getattr(os, "getuid", lambda: None)()
         found = []
@@ -132,14 +137,43 @@ WARM_UPS = MarkedFolders("ecarte-audit-warm-up-", "worker.pid")   # a batch work
 def remove(root: Path) -> None:
     """Remove the folder and everything in it (what cannot be removed stays;
     nothing raises: this runs while a process stops); its lock, if this
-    process made it, released once it is gone."""
-    shutil.rmtree(root, ignore_errors=True)
-    fd = _HELD.pop(str(root), None)
-    if fd is not None:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    process made it, released once it is gone. Ctrl-C and SIGTERM wait
+    until it is over: a stop asked again during the clean-up would leave the
+    folder (the casino's data) half removed."""
+    with stops_held():
+        shutil.rmtree(root, ignore_errors=True)
+        fd = _HELD.pop(str(root), None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class stops_held:
+    """Ctrl-C and SIGTERM held within the block: noted, then sent again once
+    it is over, to the handlers they had. Their handlers are swapped rather
+    than the signals masked: a process-directed signal goes to any thread
+    that does not mask it (a reader's, pyarrow's), and Python runs its
+    handler in the main thread all the same. Only the main thread can swap
+    them; a handler never interrupts another thread."""
+
+    def __enter__(self):
+        self.saved, self.asked = {}, []
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._note)
+        return self
+
+    def _note(self, sig, frame):
+        self.asked.append(sig)
+
+    def __exit__(self, *exc):
+        for sig, handler in self.saved.items():   # set outside Python (None): the default is what is known of it
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for sig in dict.fromkeys(self.asked):
+            os.kill(os.getpid(), sig)
+        return False
 
 
 # The second word of a pid file whose maker holds its lock.

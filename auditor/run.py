@@ -16,6 +16,7 @@ of carnets takes the memory of a few.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -116,12 +117,14 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
             # The spool holds the casino's data: marked with this process's id,
             # so that the next run removes the spools (and the workers' warm-up
             # folders) of runs killed outright.
-            for kind in (RUN_SPOOLS, WARM_UPS):
-                kind.remove_stale()
             try:
+                for kind in (RUN_SPOOLS, WARM_UPS):
+                    kind.remove_stale()
                 spool = RUN_SPOOLS.make()
             except OSError as exc:   # a full or read-only temp folder: said as any file not written
-                raise WriteError(write_failure(Path(tempfile.gettempdir()), exc)) from None
+                # (no usable one at all: tempfile names none, the variable is what the user set)
+                named = tempfile.tempdir or os.environ.get("TMPDIR") or os.environ.get("TEMP") or "/tmp"
+                raise WriteError(write_failure(Path(named), exc)) from None
             stack.callback(remove, spool)
             bar = _bar(len(jobs), progress)
             if bar is not None:

@@ -125,16 +125,56 @@ def test_the_lock_is_released_when_the_maker_is_killed_outright(tmp_path):
     assert RUN_SPOOLS.remove_stale(tmp_path) == [folder]
 
 
-def test_a_run_whose_spool_cannot_be_made_says_so(tmp_path, monkeypatch, capsys):
-    """A full temp folder when the run makes its spool: one message naming
-    it and the reason, exit 2 (a write error), no traceback."""
+@pytest.mark.parametrize("how", ["full", "none-usable"])
+def test_a_run_whose_spool_cannot_be_made_says_so(tmp_path, monkeypatch, capsys, how):
+    """A full temp folder when the run makes its spool, or no usable temp
+    folder at all (tempfile's probe failed in every candidate): one message
+    naming it and the reason, exit 2 (a write error), no traceback."""
     from auditor.cli import main
 
-    def full(self):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    if how == "full":
+        def full(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(type(RUN_SPOOLS), "make", full)
+        monkeypatch.setattr(type(RUN_SPOOLS), "make", full)
+        named = tempfile.gettempdir()
+    else:
+        def none_usable():
+            raise FileNotFoundError(errno.ENOENT, "No usable temporary directory found")
+
+        named = str(tmp_path / "full-tmpfs")
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        monkeypatch.setattr(tempfile, "gettempdir", none_usable)
+        monkeypatch.setenv("TMPDIR", named)
     carnet = Path(__file__).resolve().parents[1] / "sample_carnets" / "compliant" / "forges-table5"
     assert main(["audit", str(carnet), "--out", str(tmp_path / "out"), "--quiet", "--lang", "en"]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and f"cannot write {tempfile.gettempdir()}: no space left" in err, err
+    assert "Traceback" not in err and f"cannot write {named}: " in err, err
+
+
+def test_a_stop_asked_during_the_removal_waits_until_it_is_over(tmp_path, monkeypatch):
+    """A second Ctrl-C or SIGTERM while the run removes its spool (the
+    casino's data) comes once the folder is gone, never half-way."""
+    import shutil
+    import signal
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = RUN_SPOOLS.make()
+    (folder / "0.pickle").write_bytes(b"an audit")
+    rmtree = shutil.rmtree
+
+    def stopped_as_it_starts(path, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return rmtree(path, *args, **kwargs)
+
+    def interrupt(sig, frame):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shutil, "rmtree", stopped_as_it_starts)
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            remove(folder)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not folder.exists()

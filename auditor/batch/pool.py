@@ -44,6 +44,7 @@ from typing import Callable, Iterator
 
 from auditor.errors import Message, UsageError
 from auditor.limits import DEFAULT_BOUNDS, MB, Bounds  # noqa: F401  (the pool's bounds, kept light for the CLI)
+from auditor.marked_folders import stops_held
 
 EXIT_MEMORY = 86            # the worker's own exit status when its memory watchdog ends it
 HARD_KILL_GRACE_S = 10.0    # after the timeout, how long an audit may take to stop by itself
@@ -256,7 +257,7 @@ def _warm_up(options=None) -> None:
         # A SIGTERM between the folder's making and its name kept would leave
         # it; a SIGKILL leaves it marked with this worker's id, and the next
         # run removes it (auditor.marked_folders).
-        with _sigterm_held():
+        with stops_held():
             folder = WARM_UPS.make()
         path = write_csv_folder(generate(Spec(seances=1, coups=2, mises=2)), folder / "warm-up")
         audit = run_job(-1, CarnetJob(path, "warm-up", "warm-up"), options)
@@ -278,24 +279,8 @@ def _probe_temp_folder() -> None:
     SIGTERM held until it is over."""
     import tempfile
 
-    with _sigterm_held():
+    with stops_held():
         tempfile.gettempdir()
-
-
-class _sigterm_held:
-    """SIGTERM held (pending) within the block: what the block makes is not
-    left half-made by a stop; a stop asked meanwhile comes at its end."""
-
-    def __enter__(self):
-        self.block = hasattr(signal, "pthread_sigmask")
-        if self.block:
-            self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-        return self
-
-    def __exit__(self, *exc):
-        if self.block:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
-        return False
 
 
 class _stop:
@@ -436,6 +421,10 @@ def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
     # traceback on the terminal (the command's first half-second, when its
     # workers start early). The worker is born with SIGINT blocked (the mask
     # is inherited across exec); here it is pending until start() returns.
+    # SIGTERM is held in this process meanwhile (stops_held): the command
+    # turns it into KeyboardInterrupt (auditor.commands.terminate_as_interrupt),
+    # which inside start() would leave the new interpreter without its
+    # start-up data (EOFError, with a traceback on the terminal).
     block = hasattr(signal, "pthread_sigmask")
     if block:
         from multiprocessing import resource_tracker
@@ -443,7 +432,8 @@ def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
         resource_tracker.ensure_running()   # its first start unblocks SIGINT: before the block
         before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        process.start()
+        with stops_held():
+            process.start()
     finally:
         if block:
             signal.pthread_sigmask(signal.SIG_SETMASK, before)

@@ -35,13 +35,19 @@ class terminate_as_interrupt:
     time limit) stops the command as Ctrl-C does: its workers stopped, its
     temporary folders removed (the run's spool: the casino's data), where
     to resume said. Without it, SIGTERM ended the process at once, its
-    clean-up never run. Main thread, POSIX only."""
+    clean-up never run. Only in the console command (`auditor.cli.run`
+    sets `console`): a program calling `main` in its own process keeps its
+    own SIGTERM. Main thread, POSIX only; a SIGTERM ignored stays ignored."""
+
+    console = False
 
     def __enter__(self):
-        self.previous = None
-        if hasattr(signal, "SIGTERM") and sys.platform != "win32" \
-                and threading.current_thread() is threading.main_thread():
+        self.installed, self.previous = False, None
+        if self.console and hasattr(signal, "SIGTERM") and sys.platform != "win32" \
+                and threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
             self.previous = signal.signal(signal.SIGTERM, self._stop)
+            self.installed = True
         return self
 
     @staticmethod
@@ -50,6 +56,6 @@ class terminate_as_interrupt:
         raise KeyboardInterrupt
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
+        if self.installed:   # a handler set outside Python reads as None: the default is what is known of it
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
         return False
