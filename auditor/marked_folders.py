@@ -51,7 +51,7 @@ class MarkedFolders:
         fd = None
         try:
             fd = os.open(root / self.pid_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            locked = _lock(fd, exclusive=True)
+            locked = _lock(fd)
             os.write(fd, f"{os.getpid()}{' ' + LOCKED if locked else ''}\n".encode("ascii"))
         except BaseException:   # a disk full: no unmarked folder left for a day
             if fd is not None:
@@ -97,7 +97,9 @@ class MarkedFolders:
     def alive(self, folder: Path) -> bool:
         """Whether the folder's maker still runs: it holds the pid file's lock
         (where a lock is known), else a process of its id runs here."""
-        pid, locked = self._mark(folder)
+        return self._alive(folder, *self._mark(folder))
+
+    def _alive(self, folder: Path, pid: int | None, locked: bool) -> bool:
         if pid is None:
             return False
         if pid == os.getpid():
@@ -111,10 +113,11 @@ class MarkedFolders:
         now = time.time() if now is None else now
         found = []
         for folder, st in self.owned(tmp):
-            if self.owner(folder) is None:
+            pid, locked = self._mark(folder)
+            if pid is None:
                 if now - st.st_mtime > UNMARKED_GRACE:
                     found.append(folder)
-            elif not self.alive(folder):
+            elif not self._alive(folder, pid, locked):
                 found.append(folder)
         return found
 
@@ -182,15 +185,15 @@ LOCKED = "locked"
 _HELD: dict[str, int] = {}
 
 
-def _lock(fd: int, exclusive: bool) -> bool:
-    """Take a lock on `fd` without waiting; False where there is no flock or
+def _lock(fd: int) -> bool:
+    """Take the lock on `fd` without waiting; False where there is no flock or
     the file system refuses it (some network file systems), or it is held."""
     try:
         import fcntl
     except ImportError:   # Windows
         return False
     try:
-        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False
     return True

@@ -17,17 +17,16 @@ import sys
 from pathlib import Path
 
 from auditor.marked_folders import SERVE as FOLDERS
-from auditor.marked_folders import UNMARKED_GRACE, is_plain_dir, pid_alive, remove  # noqa: F401
+from auditor.marked_folders import is_plain_dir, remove
 
-PREFIX, PID_FILE = FOLDERS.prefix, FOLDERS.pid_file
+PID_FILE = FOLDERS.pid_file
 # What the private folder may take (the audits' cache, mostly) before the
 # oldest is evicted (it may be in memory: /tmp is often a tmpfs).
 KEEP_BYTES = 2048 * 1024 * 1024
 KEEP_RUNS = 20
 
 make = FOLDERS.make                  # a new private folder (mode 0700) marked with this process's id
-stale = FOLDERS.stale                # the private folders of servers that are no longer running
-remove_stale = FOLDERS.remove_stale
+remove_stale = FOLDERS.remove_stale  # the private folders of servers that are no longer running, removed
 
 
 def running(tmp: Path | None = None) -> list[Path]:
