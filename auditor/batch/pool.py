@@ -265,10 +265,8 @@ def _warm_up(options=None) -> None:
     except Exception:
         pass  # only a head start: the first carnet then pays it
     finally:
-        _stop.removing = True   # a SIGTERM from here on must not cut the removal short (_stop_warming_up)
         if folder is not None:
-            remove(folder)
-        _stop.removing = False
+            remove(folder)   # a SIGTERM meanwhile waits until the folder is gone (marked_folders.stops_held)
 
 
 def _probe_temp_folder() -> None:
@@ -286,7 +284,6 @@ def _probe_temp_folder() -> None:
 class _stop:
     """A worker asked to end while it warms up (SIGTERM)."""
     asked = False      # SIGTERM came: the worker ends once its warm-up is over, whatever the warm-up did with it
-    removing = False   # the warm-up folder is being removed: a SIGTERM then only asks
     leaving = False    # the stop reached _worker_main: the worker is ending, a SIGTERM then only asks
 
 
@@ -297,7 +294,7 @@ def _stop_warming_up(signum, frame) -> None:
     lost, so it is also noted (`_stop.asked`, checked after the warm-up), and
     the run sends SIGTERM again until the worker is gone (`_reap`)."""
     _stop.asked = True
-    if not (_stop.removing or _stop.leaving):   # raised there, it would cut a clean-up short or be printed
+    if not _stop.leaving:   # raised there, it would be printed in the interpreter's last steps
         raise SystemExit(0)
 
 
