@@ -47,9 +47,10 @@ def carnets(root: Path, names=NAMES) -> Path:
     return root
 
 
-def start(*args, fault: str | None = None, tmp: Path | None = None) -> subprocess.Popen:
+def start(*args, fault: str | None = None, tmp: Path | None = None, code: str | None = None) -> subprocess.Popen:
     """`ecarte-audit ARGS` in a session of its own, on the real clock (`tmp`:
-    its temporary folder, TMPDIR)."""
+    its temporary folder, TMPDIR; `code`: a script run instead of
+    `python -m auditor`, with ARGS as its own)."""
     env = {k: v for k, v in os.environ.items() if k not in (AUDIT_HOOK_ENV, FAULT_ENV, "SOURCE_DATE_EPOCH")}
     # The project first; then what the test put on the path (worker_site's sitecustomize).
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
@@ -57,7 +58,8 @@ def start(*args, fault: str | None = None, tmp: Path | None = None) -> subproces
         env["TMPDIR"] = str(tmp)
     if fault:
         env.update(fault_env(fault, env))
-    return subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args)], env=env, text=True,
+    command = ["-c", code] if code is not None else ["-m", "auditor"]
+    return subprocess.Popen([sys.executable, *command, *map(str, args)], env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=foreground_signals)
 
@@ -868,12 +870,8 @@ def test_a_sigterm_while_a_worker_starts_leaves_no_traceback_and_nothing_behind(
     1 run in 31, SIGTERM sent 0.1–0.2 s after the command started)."""
     root, tmp = carnets(tmp_path / "in"), tmp_path / "tmp"
     tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("SOURCE_DATE_EPOCH", "OPENBLAS_NUM_THREADS")}
-    env.update({"PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)})
-    proc = subprocess.Popen([sys.executable, "-c", _SIGTERM_AS_A_WORKER_STARTS, "audit", str(root), "--out",
-                             str(tmp_path / "out"), "--jobs", "2", "--quiet"], env=env, text=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = start("audit", root, "--out", tmp_path / "out", "--jobs", "2", "--quiet", tmp=tmp,
+                 code=_SIGTERM_AS_A_WORKER_STARTS)
     code, err = finish(proc, timeout=60)
     assert code == -signal.SIGTERM, err
     assert "Error" not in err, err
