@@ -107,6 +107,8 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                                 fingerprints=hit.fingerprints)
         else:
             todo.append((index, job))
+    if cache is not None and todo:
+        cache.remove_stale_parts()   # this run writes entries: what killed workers left goes first
     if held:
         notice(Message("audit.cached_notice", cached=len(held), total=len(jobs), todo=len(todo)))
     # The facts of the checks over the batch: not needed for a carnet alone

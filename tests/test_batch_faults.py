@@ -126,7 +126,7 @@ def written(out: Path) -> int:
 
 def cached(cache: Path) -> int:
     """Carnets whose audit the cache keeps (an entry is renamed into place whole)."""
-    return len(list(cache.glob("*/*/carnet-audit.pickle")))
+    return len([p for p in cache.glob("*/*/carnet-audit.pickle") if ".tmp" not in p.parent.name])
 
 
 def accounted(out: Path, names=NAMES) -> dict[str, dict]:
@@ -737,6 +737,56 @@ def test_stopped_run_resumes_from_the_cache(tmp_path, stop):
     assert "ecarte-audit: 4 of 5 carnet(s) already audited (in the cache), 1 to audit" in err
     accounted(out)
     assert list(tmp.iterdir()) == []
+
+
+_KILLED_AS_IT_KEEPS = """
+import os, signal
+if b"spawn_main" in open("/proc/self/cmdline", "rb").read():
+    # A worker killed outright (SIGKILL, the out-of-memory killer) while it
+    # writes a carnet's audit into the cache: its half-written entry stays.
+    from auditor.batch import cache
+
+    write = cache.write_pickle
+
+    def killed_as_it_keeps(path, value):
+        held = os.environ["ECARTE_TEST_HELD"]
+        if ".tmp" in path.parent.name and not os.listdir(held):
+            open(os.path.join(held, str(os.getpid())), "w").close()
+            write(path, value)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return write(path, value)
+
+    cache.write_pickle = killed_as_it_keeps
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_half_written_cache_entry_of_a_killed_worker_is_removed_by_a_later_run(tmp_path, monkeypatch):
+    """A worker killed while it kept an audit in the cache left its
+    `<key>.tmp<pid>` folder for good: a controller's cache grew by one at
+    each such night. A later run that writes entries removes those an hour
+    old (an hour later: a younger one may be another run's, being written)."""
+    acted, temp = worker_site(tmp_path, monkeypatch, _KILLED_AS_IT_KEEPS)
+    root, out, cache = carnets(tmp_path / "in", ["t1", "t2", "t3"]), tmp_path / "out", tmp_path / "cache"
+    code, err = finish(start("audit", root, "--out", out, "--cache", cache, "--jobs", "1", "--quiet"))
+    assert code == 0, err
+    assert any(acted.iterdir()), "no worker was killed as it kept an audit"
+    accounted(out, ["t1", "t2", "t3"])
+    [left] = [p for p in cache.glob("*/*") if ".tmp" in p.name]
+    assert cached(cache) == 3
+    # The next night, an hour on, with one carnet recorded anew and one more added.
+    hour_ago = time.time() - 3700
+    os.utime(left, (hour_ago, hour_ago))
+    young = left.with_name(left.name.rsplit(".tmp", 1)[0] + ".tmp999999")
+    young.mkdir()   # another run's, being written now
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))   # the workers' sitecustomize gone: no kill this night
+    carnets(tmp_path / "in", ["t1", "t2", "t3", "t4"])
+    code, err = finish(start("audit", root, "--out", out, "--cache", cache, "--jobs", "1", "--quiet"))
+    assert code == 0, err
+    assert not left.exists() and young.is_dir()
+    assert cached(cache) == 4
+    accounted(out, ["t1", "t2", "t3", "t4"])
 
 
 # -- Dask -------------------------------------------------------------------------------------

@@ -259,6 +259,34 @@ def test_a_part_file_a_stopped_run_left_goes_once_stale(shared, tmp_path):
     assert not stale.exists() and fresh.exists()
 
 
+def test_half_written_entries_go_once_stale_and_nothing_else_of_the_cache(tmp_path):
+    """The half-written entries (`<key>.tmp<pid>`) of workers killed as they
+    kept an audit: removed an hour old, folders or files; a young one (another
+    run's, being written), a whole entry, the batch files and a folder that
+    is no prefix of entries are kept."""
+    from auditor.batch.cache import STALE_PART_S, Cache
+
+    root = tmp_path / "cache"
+    cache = Cache(root, Options())
+    assert cache.remove_stale_parts() == 0   # no cache folder yet
+    key = "ab" + "0" * 62
+    whole, old, young = root / "ab" / key, root / "ab" / f"{key}.tmp123", root / "ab" / f"{key}.tmp456"
+    old_file, other = root / "cd" / f"{'cd' + '1' * 62}.tmp7", root / "cd" / ("cd" + "2" * 62)
+    for folder in (whole, old / "deep", young, other):
+        folder.mkdir(parents=True)
+        (folder / "carnet-audit.pickle").write_bytes(b"x")
+    old_file.write_bytes(b"half")
+    for name in (f"{BATCH_FOLDER}/.x.tmp1", "abc/y.tmp1"):   # not a prefix of entries
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(b"kept")
+    past = time.time() - STALE_PART_S - 60
+    for path in (old, old_file, root / BATCH_FOLDER / ".x.tmp1", root / "abc" / "y.tmp1"):
+        os.utime(path, (past, past))
+    assert cache.remove_stale_parts() == 2
+    assert not old.exists() and not old_file.exists()
+    assert all(p.exists() for p in (whole, young, other, root / BATCH_FOLDER / ".x.tmp1", root / "abc" / "y.tmp1"))
+
+
 def test_a_baseline_kept_beside_the_cache_is_the_one_read(shared, tmp_path, monkeypatch):
     """A controller's night keeps its output folder, as the next night's
     baseline reads it, beside the cache: the next night reads it back

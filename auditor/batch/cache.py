@@ -137,6 +137,31 @@ class Cache:
         """Keep `audit` under `key`, written whole or not at all; the path of its audit file."""
         return store_entry(self._dir(key), audit)
 
+    def remove_stale_parts(self) -> int:
+        """Remove the half-written entries (`<key>.tmp<pid>`) that workers
+        killed outright while they kept an audit left behind; how many. Only
+        those older than `STALE_PART_S`: an entry is written in milliseconds,
+        so a younger one may be another run's, being written now."""
+        removed, before = 0, time.time() - STALE_PART_S
+        try:
+            prefixes = [e for e in os.scandir(self.folder) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return 0
+        for prefix in prefixes:
+            try:
+                parts = [e for e in os.scandir(prefix.path) if ".tmp" in e.name]
+            except OSError:
+                continue
+            for part in parts:
+                with contextlib.suppress(OSError):
+                    if part.stat(follow_symlinks=False).st_mtime < before:
+                        if part.is_dir(follow_symlinks=False):
+                            shutil.rmtree(part.path)
+                        else:
+                            os.unlink(part.path)
+                        removed += 1
+        return removed
+
     def entry_dir(self, key: str) -> Path:
         """The folder of the entry under `key` (where a worker keeps the audit it made)."""
         return self._dir(key)
