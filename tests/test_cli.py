@@ -144,6 +144,7 @@ def test_not_a_carnet_exits_1_with_ec00_and_one_line(tmp_path, maker):
     ["audit", "{good}", "--format", "docx"],
     ["audit", "{good}", "--bogus"],
     ["audit", "{good}", "--out", "/proc/forbidden"],
+    ["audit", "{good}", "--out", "{empty}", "--cache", "/proc/forbidden"],   # a cache it cannot write: said first
     ["rules", "--explain", "EC99-99"],
 ])
 def test_usage_errors_exit_2(tmp_path, args):
@@ -152,6 +153,10 @@ def test_usage_errors_exit_2(tmp_path, args):
     code, err = run_cli(*args)
     assert code == 2, err
     assert "Traceback" not in err and err.strip()
+    if "--cache" in args:
+        [line] = err.strip().splitlines()
+        assert line.startswith("ecarte-audit: ") and "/proc/forbidden" in line, err
+        assert not any((tmp_path / "empty").iterdir())   # nothing audited, nothing written
 
 
 def test_rules_lists_and_explains(capsys):
