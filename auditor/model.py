@@ -211,6 +211,15 @@ class BatchCarnet:
     - `open_books`: per value, the book still in progress at the carnet's end (its
       EC83-02), `(valeur_cents, book_first, book_last, last_used)`: index.html's
       archive tells the books the next carnet continues from the table's open ones.
+    - `loose_tickets`: ticket rows left out of `ticket_runs` whose numbers
+      still tell something across carnets, `(valeur_cents, first, last, kind)`:
+      kind 0, numbers detached though the row has no readable séance or coup;
+      kind 1, numbers a hole of EC83-04 may not meet (a reversed run's span;
+      valeur_cents −1: a row of unknown value; first 1 and last the profile's
+      highest number: a row of unknown numbers).
+    - `seances_loose`: séance rows left out of `seances` (number or date not
+      readable): a gap of séances between two carnets such a row may fill is
+      not reported (EC64-11).
     Cells are Excel references for workbooks, None for CSV folders.
     """
 
@@ -227,3 +236,5 @@ class BatchCarnet:
     ticket_ends: tuple = ()
     books: tuple = ()
     open_books: tuple = ()
+    loose_tickets: tuple = ()
+    seances_loose: int = 0

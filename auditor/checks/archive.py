@@ -237,6 +237,8 @@ def no_seance_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Pro
         if (k - 1, k) in overlap:
             continue
         prev, nxt = a.carnet(k - 1), a.carnet(k)
+        if prev.seances_loose or nxt.seances_loose:
+            continue   # a séance row left out (number or date unreadable) may be a "missing" one
         last, first = int(prev.seances[-1][0]), nxt.seances[0]
         if int(first[0]) <= last + 1:
             continue
@@ -291,16 +293,22 @@ def _book(books: list[tuple[int, int]], number: int, size: int) -> tuple[int, in
 
 class Detached:
     """Every number detached in a casino's carnets of the batch, per value, as
-    merged intervals (built only when some numbers may be missing)."""
+    merged intervals (built only when some numbers may be missing), and the
+    stretches a hole may not meet (BatchCarnet.loose_tickets, kind 1)."""
 
     def __init__(self, batch: Sequence[BatchCarnet]):
         self.batch = batch
         self.merged: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.stoppers: dict[tuple[str, int], list[tuple[int, int]]] = {}
 
     def _load(self, casino: str) -> None:
-        runs = [c.ticket_runs for c in self.batch if c.ticket_runs and fold_casino(c.casino) == casino]
-        flat = (np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1, 6) for r in runs])
-                if runs else np.zeros((0, 6), dtype=np.int64))
+        mine = [c for c in self.batch if fold_casino(c.casino) == casino]
+        runs = [np.asarray(c.ticket_runs, dtype=np.int64).reshape(-1, 6)[:, :3] for c in mine if c.ticket_runs]
+        loose = [x for c in mine for x in c.loose_tickets]
+        runs += [np.asarray([x[:3] for x in loose if x[3] == 0], dtype=np.int64).reshape(-1, 3)]
+        for value, lo, hi, _ in (x for x in loose if x[3] == 1):
+            self.stoppers.setdefault((casino, value), []).append((lo, hi))
+        flat = np.concatenate(runs)
         v, s, e = flat[:, 0], flat[:, 1], flat[:, 2]
         o = np.lexsort((s, v))
         v, s, e = v[o], s[o], e[o]
@@ -315,7 +323,9 @@ class Detached:
         self.merged.setdefault((casino, None), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
 
     def missing(self, casino: str, value: int, first: int, last: int) -> list[tuple[int, int]]:
-        """The runs of first … last that no carnet of the casino detached."""
+        """The runs of first … last that no carnet of the casino detached,
+        less those meeting a stretch no hole may meet (a reversed run's span,
+        a row of unknown value or numbers): such a run may be those tickets."""
         if (casino, None) not in self.merged:
             self._load(casino)
         s, e = self.merged.get((casino, value), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
@@ -327,7 +337,21 @@ class Detached:
             at = max(at, b + 1)
         if at <= last:
             out.append((at, last))
-        return out
+        stoppers = self.stoppers.get((casino, value), []) + self.stoppers.get((casino, -1), [])
+        return [(a, b) for a, b in out if not any(lo <= b and a <= hi for lo, hi in stoppers)]
+
+
+def _union(stretches: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches as one set of numbers, in order: a registered book that
+    does not start on a block of 200 can hold the start of u's aligned block,
+    and a number is missing once, never twice."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(x for x in stretches if x[0] <= x[1]):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 @batch_check("EC83-04", needs=("tickets",))
@@ -356,7 +380,7 @@ def no_ticket_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Pro
             stretches = [(t[6] + 1, u[1] - 1)]
         else:
             # t's book abandoned while a later one was started, and u's book entamé elsewhere.
-            stretches = [(t[6] + 1, bt[1]), (bu[0], u[1] - 1)]
+            stretches = _union([(t[6] + 1, bt[1]), (max(bu[0], t[6] + 1), u[1] - 1)])
         casino = fold_casino(N.casino)
         for lo, hi in stretches:
             if lo > hi:

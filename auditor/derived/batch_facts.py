@@ -39,12 +39,46 @@ def ticket_runs(carnet: Carnet) -> list[list[int]]:
     return [list(row) for row in zip(*(c[ok].tolist() for c in cols))]
 
 
+def loose_tickets(carnet: Carnet, profile: Profile) -> tuple:
+    """The ticket rows `ticket_runs` leaves out whose numbers still matter
+    across carnets (BatchCarnet.loose_tickets): numbers detached in a row
+    without a readable séance or coup (kind 0), and the stretches a hole of
+    EC83-04 may not meet (kind 1), as EC83-01 leaves such holes out inside a
+    carnet: a reversed run's span, the numbers of a row of unknown value (any
+    value, −1), every number of a value when a row of it has unknown numbers."""
+    if "tickets" not in carnet.tables:
+        return ()
+    v, p, d, s, c = (_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "dernier", "seance", "coup"))
+    d = np.where(d == NA, p, d)
+    top = int(profile.ticket_number_max)
+    known = (v != NA) & (p != NA)
+    placed = known & (s != NA) & (c != NA) & (d >= p)
+    out = set()
+    for value, lo, hi in zip(*(x[known & ~placed & (d >= p)].tolist() for x in (v, p, d))):
+        out.add((value, lo, hi, 0))
+    for value, lo, hi in zip(*(x[known & (d < p)].tolist() for x in (v, d, p))):
+        out.add((value, lo, hi, 1))
+    for lo, hi in zip(*(x[(v == NA) & (p != NA)].tolist() for x in (p, d))):
+        out.add((-1, min(lo, hi), max(lo, hi), 1))
+    for value in set(v[(p == NA)].tolist()):
+        out.add((value if value != NA else -1, 1, top, 1))
+    return tuple(sorted(out))
+
+
+def _seances_loose(carnet: Carnet) -> int:
+    """The séance rows whose number or date is not readable (left out of the carnet's séances)."""
+    t = carnet.tables["seances"]
+    number = _ints(carnet, "seances", "seance")
+    days = series(carnet, "seances", "date").to_numpy(dtype="datetime64[D]")
+    return int(np.count_nonzero((number == NA) | np.isnat(days))) if len(t.df) else 0
+
+
 def _unreadable_rows(carnet: Carnet, table: str, fields) -> bool:
-    """Whether a cell of `fields` in `table` could not be read (EC00-02 other than an empty required cell)."""
+    """Whether a cell of `fields` in `table` is unknown: unreadable, or a
+    required cell left empty (EC00-02): the row's value there could be any."""
     t = carnet.tables[table]
     sources = {t.source_column(f) for f in fields}
-    return any(code == "EC00-02" and v.table == table and v.column in sources and v.kind != "missing"
-               for code, v in carnet.problems)
+    return any(code == "EC00-02" and v.table == table and v.column in sources for code, v in carnet.problems)
 
 
 def _seances(carnet: Carnet) -> tuple:
@@ -134,13 +168,15 @@ def batch_facts(carnet: Carnet, carnet_id: str, path: str, profile: Profile | No
     cover = carnet.cover if not carnet.unreadable else {"casino": None, "table": None, "date_debut": None}
     casino, table = str(cover.get("casino") or ""), cover.get("table")
     runs = ticket_runs(carnet) if not carnet.unreadable else []
+    # A carnet that cannot be placed still detached its tickets: other tables' holes may be its numbers.
+    loose = loose_tickets(carnet, profile) if not carnet.unreadable else ()
     seances = _seances(carnet) if _placeable(carnet, cover) else ()
     if not seances:
         return BatchCarnet(carnet_id, path, casino, table, runs, placeable=False, tickets_readable=False,
-                           date_debut=cover.get("date_debut"))
+                           date_debut=cover.get("date_debut"), loose_tickets=loose)
     readable = _tickets_readable(carnet)
     return BatchCarnet(
         carnet_id, path, casino, int(table), runs, placeable=True, tickets_readable=readable,
         date_debut=cover.get("date_debut"), seances=seances,
         ticket_ends=_ticket_ends(carnet, profile) if readable else (),
-        books=_books(carnet, profile))
+        books=_books(carnet, profile), loose_tickets=loose, seances_loose=_seances_loose(carnet))
