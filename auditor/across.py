@@ -21,7 +21,7 @@ from auditor.fingerprint import LENGTH, VERSION
 from auditor.model import BatchCarnet, Finding, Violation
 
 # The keys of a place, as findings.json's `across` writes them.
-PLACE_KEYS = ("carnet", "path", "table_no", "seance", "coup", "table", "row", "cell")
+PLACE_KEYS = ("carnet", "path", "table_no", "seance", "coup", "table", "row", "column", "cell")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,9 @@ class CrossFinding:
         params = {k: x for k, x in v.params.items() if k not in ("places", "carnets", "identity")}
         params.update(other=other.get("path", ""), other_table="?" if other.get("table_no") in (None, "")
                       else str(other.get("table_no")))
-        located = Violation(table=here.get("table"), row=here.get("row"), column=v.column, seance=here.get("seance"),
+        # Each place says its own column (P's last ticket is its `dernier`): the finding, seen from it, too.
+        located = Violation(table=here.get("table"), row=here.get("row"), column=here.get("column") or v.column,
+                            seance=here.get("seance"),
                             coup=here.get("coup"), rang=None, expected=v.expected, found=v.found,
                             impact_cents=v.impact_cents, kind=kind, params=params)
         f = make_finding(self.meta, located, None, self.lang)
@@ -93,12 +95,12 @@ def places_of(v: Violation) -> tuple[dict, ...]:
         for p in v.params["places"]:
             out.append({"carnet": p["carnet"], "path": p.get("path"), "table_no": p.get("table"),
                         "seance": p.get("seance"), "coup": p.get("coup"), "table": p.get("sheet_table"),
-                        "row": p.get("row"), "cell": p.get("cell")})
+                        "row": p.get("row"), "column": p.get("column", v.column), "cell": p.get("cell")})
     else:
         for c in v.params.get("carnets", ()):
             out.append({"carnet": c["id"], "path": c.get("path"), "table_no": c.get("table"),
                         "seance": c.get("seance"), "coup": c.get("coup"), "table": v.table or "tickets",
-                        "row": c.get("row"), "cell": c.get("cell")})
+                        "row": c.get("row"), "column": c.get("column", v.column), "cell": c.get("cell")})
     return tuple(out)
 
 

@@ -203,10 +203,10 @@ class BatchCarnet:
 
     - `placeable`: cover and séances readable, casino and table given (spec
       "Safety first"); `tickets_readable`: the tickets table can be trusted.
-    - `seances`: `(number, iso_date, row, cell)` in the order of séances (date, then number).
+    - `seances`: `(number, iso_date, row, cell, date_cell)` in the order of séances (date, then number).
     - `ticket_ends`: per value, its first and last ticket in the carnet's order of
       detachment, `(valeur_cents, first_no, first_seance, first_coup, first_row,
-      first_cell, last_no, last_seance, last_coup, last_row, last_cell)`.
+      first_cell, last_no, last_seance, last_coup, last_row, last_cell, last_column)`.
     - `books`: the registered books `(valeur_cents, premier, dernier)` of `carnets_tickets`.
     - `open_books`: per value, the book still in progress at the carnet's end (its
       EC83-02), `(valeur_cents, book_first, book_last, last_used)`: index.html's

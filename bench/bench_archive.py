@@ -40,7 +40,7 @@ def facts(tables, days, drop):
         nxt = {{10: t * 40_000 + 1, 100: t * 40_000 + 1, 1000: t * 40_000 + 1}}
         for k in range(days):
             day = (start + dt.timedelta(days=k)).isoformat()
-            seances = ((2 * k + 1, day, 2, None), (2 * k + 2, day, 3, None))
+            seances = ((2 * k + 1, day, 2, None, None), (2 * k + 2, day, 3, None, None))
             runs, ends, row = [], [], 2
             for v, per_run, n_runs in ((10, 4, 10), (100, 2, 1), (1000, 1, 1)):
                 first = nxt[v]
@@ -49,7 +49,7 @@ def facts(tables, days, drop):
                     runs.append([v, a, a + per_run - 1, 2 * k + 1 + r // 5, r % 5 + 1, row])
                     nxt[v] = a + per_run
                     row += 1
-                ends.append((v, first, 2 * k + 1, 1, 2, None, nxt[v] - 1, 2 * k + 2, 5, row - 1, None))
+                ends.append((v, first, 2 * k + 1, 1, 2, None, nxt[v] - 1, 2 * k + 2, 5, row - 1, None, "dernier"))
             if k == drop:
                 continue      # the day's carnet is not in the batch: its numbers go on without it
             out.append(BatchCarnet(f"t{{t}}/{{day}}", f"casino/t{{t}}/{{day}}", "Casino de Deauville", t, runs,

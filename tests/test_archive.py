@@ -48,6 +48,25 @@ def test_workbooks_and_csv_folders_give_the_same_findings(code, case, tmp_path):
 
 
 @pytest.mark.parametrize(("code", "case"), WITH_FINDINGS)
+def test_each_place_is_the_cell_of_its_column(code, case, tmp_path):
+    """Each place of a finding across carnets names its column, and its cell
+    is in that column of the sheet (P's last ticket at its `dernier`,
+    EC64-10's séances at their dates): the annotated workbook's note lands
+    where the finding, seen from that carnet, says."""
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    findings = run_batch(build_batch(case, tmp_path, container="xlsx"))
+    assert findings
+    for f in findings:
+        for place in f["violation"].params["places"]:
+            sheet = openpyxl.load_workbook(tmp_path / place["carnet"] / "carnet.xlsx")[place["sheet_table"]]
+            header = [c.value for c in sheet[1]]
+            letter = get_column_letter(header.index(place["column"]) + 1)
+            assert place["cell"] == f"{letter}{place['row']}", (f["code"], place)
+
+
+@pytest.mark.parametrize(("code", "case"), WITH_FINDINGS)
 def test_renamed_carnets_give_the_same_findings_and_identity(code, case, tmp_path):
     batch = build_batch(case, tmp_path / "a")
     names = {n: f"renamed-{n}" for n in case["carnets"]}
@@ -56,9 +75,9 @@ def test_renamed_carnets_give_the_same_findings_and_identity(code, case, tmp_pat
 
 
 def _fact(i, table, day, seances, ends, casino="Casino X", readable=True, placeable=True):
-    s = tuple((n, (day + dt.timedelta(days=k)).isoformat(), k + 2, None) for k, n in enumerate(seances))
+    s = tuple((n, (day + dt.timedelta(days=k)).isoformat(), k + 2, None, None) for k, n in enumerate(seances))
     runs = [[v, a, b, seances[0], 1, 2] for v, a, b in ends]
-    te = tuple((v, a, seances[0], 1, 2, None, b, seances[-1], 1, 3, None) for v, a, b in ends)
+    te = tuple((v, a, seances[0], 1, 2, None, b, seances[-1], 1, 3, None, "dernier") for v, a, b in ends)
     return BatchCarnet(f"c{i}", f"t{table}/c{i}", casino, table, runs, placeable=placeable,
                        tickets_readable=readable, date_debut=day.isoformat(), seances=s, ticket_ends=te)
 

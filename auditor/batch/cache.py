@@ -59,6 +59,22 @@ def _templates_digest() -> str:
     return h.hexdigest()
 
 
+def _code_digest() -> str:
+    """The package's own code: the version alone does not move between two
+    releases, and an audit kept by one build must never be read back as
+    another's (a rule mended, a fact added to what a carnet hands back)."""
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
+    for path in sorted(found):
+        with open(path, "rb") as f:
+            h.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
 # Options that never change what an audit finds: the clock (the run stamps
 # the files it writes), the debug switch, and what the run applies after the
 # audit (--fail-on-new against the baseline).
@@ -107,7 +123,8 @@ class Cache:
     def __init__(self, folder: Path, options: Options):
         self.folder = folder
         chosen = {f.name: repr(getattr(options, f.name)) for f in fields(options) if f.name not in NOT_IN_KEY}
-        self.salt = json.dumps({"version": __version__, "rules": rules_digest(), "templates": _templates_digest(),
+        self.salt = json.dumps({"version": __version__, "code": _code_digest(), "rules": rules_digest(),
+                                "templates": _templates_digest(),
                                 "python": sys.version_info[:2], "options": chosen}, sort_keys=True)
 
     def key(self, job: CarnetJob) -> str | None:

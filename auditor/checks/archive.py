@@ -135,7 +135,7 @@ class Archive:
 
     def shared_seance(self, e: int, k: int) -> tuple | None:
         """The first séance of position k (in its order) that position e holds too (number and date)."""
-        theirs = {(n, d) for n, d, _, _ in self.carnet(e).seances}
+        theirs = {(s[0], s[1]) for s in self.carnet(e).seances}
         return next((s for s in self.carnet(k).seances if (s[0], s[1]) in theirs), None)
 
     @cached_property
@@ -179,13 +179,14 @@ def _span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
-def _place(c: BatchCarnet, seance, coup, sheet, row, cell) -> dict:
+def _place(c: BatchCarnet, seance, coup, sheet, row, column, cell) -> dict:
     return {"carnet": c.id, "path": c.path, "table": c.table, "seance": seance, "coup": coup,
-            "sheet_table": sheet, "row": row, "cell": cell}
+            "sheet_table": sheet, "row": row, "column": column, "cell": cell}
 
 
-def _seance_place(c: BatchCarnet, s: tuple) -> dict:
-    return _place(c, int(s[0]), None, "seances", int(s[2]), s[3])
+def _seance_place(c: BatchCarnet, s: tuple, column: str = "seance") -> dict:
+    """The séance `s` of carnet `c`, at its number's cell or (`column` "date") its date's."""
+    return _place(c, int(s[0]), None, "seances", int(s[2]), column, s[4] if column == "date" else s[3])
 
 
 def _identity(prev: BatchCarnet, nxt: BatchCarnet, *what) -> list:
@@ -216,7 +217,7 @@ def carnets_of_a_table_do_not_overlap(batch: Sequence[BatchCarnet], profile: Pro
             expected=Day(f"≥ {theirs[1]}") if how == "dates" else None, found=Day(s[1]),
             kind="default" if how == "dates" else "same_seance",
             params={"other": earlier.path, "other_last": Day(earlier.seances[-1][1]), "date": Day(s[1]),
-                    "places": [_seance_place(later, s), _seance_place(earlier, theirs)],
+                    "places": [_seance_place(later, s, "date"), _seance_place(earlier, theirs, "date")],
                     "identity": _identity(earlier, later, int(s[0]), s[1])})
 
 
@@ -253,8 +254,8 @@ def no_seance_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Pro
 
 def _ticket_place(c: BatchCarnet, e: tuple, which: str) -> dict:
     if which == "first":
-        return _place(c, e[2], e[3], "tickets", e[4], e[5])
-    return _place(c, e[7], e[8], "tickets", e[9], e[10])
+        return _place(c, e[2], e[3], "tickets", e[4], "premier", e[5])
+    return _place(c, e[7], e[8], "tickets", e[9], e[11], e[10])
 
 
 @batch_check("EC561-04", needs=("tickets",))

@@ -82,7 +82,8 @@ def _unreadable_rows(carnet: Carnet, table: str, fields) -> bool:
 
 
 def _seances(carnet: Carnet) -> tuple:
-    """The readable séances `(number, iso_date, row, cell)` in the order of séances (date, then number, then row)."""
+    """The readable séances `(number, iso_date, row, cell, date_cell)` in the
+    order of séances (date, then number, then row): `cell` the séance number's."""
     t = carnet.tables["seances"]
     number = _ints(carnet, "seances", "seance")
     days = series(carnet, "seances", "date").to_numpy(dtype="datetime64[D]") if "date" in t.df.columns else None
@@ -92,7 +93,8 @@ def _seances(carnet: Carnet) -> tuple:
     ok = np.flatnonzero((number != NA) & ~np.isnat(days))
     order = ok[np.lexsort((row[ok], number[ok], days[ok].astype(np.int64)))]
     iso = np.datetime_as_string(days[order], unit="D").tolist()
-    return tuple((n, d, r, t.cell("seance", r)) for n, d, r in zip(number[order].tolist(), iso, row[order].tolist()))
+    return tuple((n, d, r, t.cell("seance", r), t.cell("date", r))
+                 for n, d, r in zip(number[order].tolist(), iso, row[order].tolist()))
 
 
 def _placeable(carnet: Carnet, cover: dict) -> bool:
@@ -144,7 +146,7 @@ def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
     out = []
     for i, j in zip(first.tolist(), last.tolist()):
         out.append((int(v[i]), int(p[i]), int(s[i]), int(c[i]), int(r[i]), t.cell("premier", int(r[i])),
-                    int(d[j]), int(s[j]), int(c[j]), int(r[j]), t.cell(last_column, int(r[j]))))
+                    int(d[j]), int(s[j]), int(c[j]), int(r[j]), t.cell(last_column, int(r[j])), last_column))
     return tuple(out)
 
 
