@@ -159,6 +159,17 @@ def test_usage_errors_exit_2(tmp_path, args):
         assert not any((tmp_path / "empty").iterdir())   # nothing audited, nothing written
 
 
+@pytest.mark.parametrize("options", [["--fail-on-new"], ["--sign", "key.p12"], ["--sign", "key.p12", "--format", "html"]],
+                         ids=["fail-on-new-without-baseline", "sign-without-pdf", "sign-with-html-only"])
+def test_contradictory_options_are_refused_before_anything_is_made(tmp_path, capsys, options):
+    """A usage error leaves no trace: the --out folder it names is not made."""
+    out = tmp_path / "reports"
+    assert main(["audit", str(GOOD_CSV), "--out", str(out), "--lang", "en", *options]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("ecarte-audit: ") and ("--baseline" in line or "pdf" in line), line
+    assert not out.exists()
+
+
 def test_rules_lists_and_explains(capsys):
     assert main(["rules"]) == 0
     out = capsys.readouterr().out

@@ -14,6 +14,11 @@ from auditor.model import Severity
 def cmd_audit(args) -> int:
     """`ecarte-audit audit`: audit the carnets found in the paths, write their outputs and, for a batch, the
     index and summary (auditor.run)."""
+    # Options that contradict each other are refused before anything is made (the --out folder included).
+    if args.fail_on_new and args.baseline is None:
+        raise UsageError("audit.fail_on_new_needs_baseline")
+    if args.sign is not None and "pdf" not in args.format:
+        raise UsageError("audit.sign_needs_pdf")
     columns = _columns_file(args.columns)
     jobs = _jobs(args.paths)
     for folder in (args.out, args.cache):
@@ -119,8 +124,6 @@ def _proces_verbal(args):
     visit = Visit(args.inspector.strip(), args.grade.strip(), args.place.strip())
     if args.sign is None:
         return visit, None
-    if "pdf" not in args.format:
-        raise UsageError("audit.sign_needs_pdf")
     from auditor.sign import load_signer
 
     return visit, load_signer(args.sign, args.ui)
@@ -128,8 +131,6 @@ def _proces_verbal(args):
 
 def _baseline(args):
     """The baseline and review files the run was given (None: neither)."""
-    if args.fail_on_new and args.baseline is None:
-        raise UsageError("audit.fail_on_new_needs_baseline")
     if args.baseline is None and args.reviews is None:
         return None
     from auditor.baseline import Baseline
