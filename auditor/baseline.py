@@ -17,6 +17,7 @@ only that part.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -255,13 +256,31 @@ def _files_stamp(folder: Path) -> str:
             parts.append([path.relative_to(folder).as_posix(), None])
             continue
         parts.append([path.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns, st.st_ino])
-    text = json.dumps(["previous", 1, str(folder.resolve()), parts], ensure_ascii=False)
+    text = json.dumps(["previous", 2, str(folder.resolve()), parts], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def run_carnets(folder: Path) -> list[str] | None:
+    """The carnet ids of the run in `folder` as its summary.json lists them
+    (None: no summary.json, or one that cannot be read — a carnet audited
+    alone, a batch stopped half-way)."""
+    try:
+        doc = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        ids = [c["id"] for c in doc["carnets"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return ids if all(isinstance(i, str) and i and "/" not in i and i not in (".", "..") for i in ids) else None
 
 
 def _read_previous(folder: Path, problems: list) -> PreviousRun:
     out = PreviousRun()
-    for path in sorted(folder.glob("*/findings.json")):
+    # The previous run is what its summary.json lists: a carnet's folder left
+    # by an older run (a carnet deleted or renamed since) is not part of it.
+    listed = run_carnets(folder)
+    paths = (sorted(folder.glob("*/findings.json")) if listed is None
+             else [folder / cid / "findings.json" for cid in sorted(set(listed))
+                   if (folder / cid / "findings.json").is_file()])
+    for path in paths:
         cid = path.parent.name
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
@@ -372,6 +391,12 @@ class Baseline:
     matching: Matching | None = None
     _shared: list[dict] | None = None
     _by: tuple | None = None
+    # Without --reviews: every review file of the baseline folder (`<id>/reviews.jsonl`,
+    # a vanished carnet's too), merged into one sequence (`pooled_reviews`), and the
+    # folder id of the file each line comes from.
+    _pool: list[dict] | None = None
+    _pool_files: list[str] = field(default_factory=list)
+    _pool_by: tuple | None = None
 
     def __post_init__(self):
         if self.folder is not None:
@@ -385,11 +410,15 @@ class Baseline:
             loaded = load_reviews(self.reviews)
             self.problems += loaded.problems
             self._shared = loaded.entries
+        elif self.folder is not None:
+            self._pool, self._pool_files = pooled_reviews(self.folder, self.problems)
 
     def decided(self) -> dict[str, dict]:
-        """fingerprint → latest decision of the shared review file (none without one): the history keeps
-        those on findings the run did not see."""
-        return latest(list(self._shared)) if self._shared else {}
+        """fingerprint → latest decision of the review files read (the shared
+        file, or every review file of the baseline folder): the history keeps
+        those on findings the run did not see (a vanished carnet's, acknowledged)."""
+        entries = self._shared if self._shared is not None else self._pool
+        return latest(list(entries)) if entries else {}
 
     @property
     def first_night(self) -> bool:
@@ -445,9 +474,15 @@ class Baseline:
                       if self._shared[n]["fingerprint"] not in present}
             mine = tuple(self._shared[n] for n in sorted(lines))   # in file order: the last decision is the latest
             return CarnetBaseline(baseline, mine, orphans_of=owners)
-        loaded = load_reviews(self.folder / (pid or carnet_id) / FILE_NAME)
-        self.problems += loaded.problems
-        return CarnetBaseline(baseline, tuple(loaded.entries))
+        # Every review file of the baseline folder, matched by fingerprint
+        # whichever carnet's file holds the line (a finding across carnets is
+        # reviewed once, in one of its carnets' files), and every line of this
+        # carnet's own file (its id in the baseline, when renamed): its orphans.
+        by_fp, by_file = self._pool_index()
+        own = pid or carnet_id
+        seen = set(fingerprints) | {b["fingerprint"] for b in baseline or ()}
+        lines = {n for fp in seen for n in by_fp.get(fp, ())} | set(by_file.get(own, ()))
+        return CarnetBaseline(baseline, tuple(self._pool[n] for n in sorted(lines)))
 
     def carry_reviews(self, carnet_id: str, out: Path) -> None:
         """The baseline's review file of this carnet (of its id in the
@@ -457,7 +492,11 @@ class Baseline:
         if self.folder is None or self.reviews is not None:
             return
         source = self.folder / (self.predecessor(carnet_id) or carnet_id) / FILE_NAME
-        target = out / carnet_id / FILE_NAME
+        self._carry(source, out / carnet_id / FILE_NAME)
+
+    @staticmethod
+    def _carry(source: Path, target: Path) -> None:
+        """`source`'s lines appended to `target` (made if need be), those it already has left out."""
         try:
             raw = source.read_bytes()
         except OSError:
@@ -467,10 +506,74 @@ class Baseline:
         have = set(target.read_bytes().splitlines()) if target.exists() else set()
         lines = [line for line in raw.splitlines() if line.strip() and line not in have]
         if lines:
+            target.parent.mkdir(parents=True, exist_ok=True)
             with open(target, "ab") as f:
                 if target.stat().st_size and not target.read_bytes().endswith(b"\n"):
                     f.write(b"\n")
                 f.write(b"\n".join(lines) + b"\n")
+
+    def clear_superseded(self, ids: set[str] | list[str], out: Path, batch: bool = True) -> list[str]:
+        """When this run's folder `out` is its own baseline folder (one folder
+        night after night), the carnets' folders this run did not write again
+        — the baseline's carnets vanished or renamed since, and those an older
+        run left — lose the files the auditor made there (report, findings,
+        workbook, procès-verbal), so that no stale report lies beside this
+        run's looking current and no later baseline reads them. What else a
+        folder holds stays — its reviews.jsonl (decisions are never deleted),
+        anything the user put there —, and a folder left empty goes. A carnet
+        audited alone (not `batch`) is not the folder's whole run: only the
+        folder it was renamed from goes. Returns the ids cleared."""
+        if self.folder is None or self.previous is None:
+            return []
+        renamed_from = {r["from"] for r in self.matching.renamed} if self.matching is not None else set()
+        try:
+            if out.resolve() != self.folder.resolve():
+                return []
+            folders = sorted(d for d in out.iterdir() if d.is_dir() and not d.name.startswith("."))
+        except OSError:
+            return []
+        ids = set(ids)
+        cleared = []
+        for d in folders:
+            if batch:
+                superseded = d.name in self.previous.carnets or _ours(d / "findings.json")
+            else:
+                superseded = d.name in renamed_from
+            if d.name in ids or not superseded:
+                continue
+            for name in CARNET_FILES:
+                try:
+                    (d / name).unlink(missing_ok=True)
+                except OSError:
+                    continue
+            cleared.append(d.name)
+            with contextlib.suppress(OSError):
+                d.rmdir()   # only when empty
+        return cleared
+
+    def _pool_index(self) -> tuple[dict, dict]:
+        """The baseline folder's review lines by fingerprint and by file (positions in the pool), made once."""
+        if self._pool_by is None:
+            by_fp: dict[str, list[int]] = {}
+            by_file: dict[str, list[int]] = {}
+            for n, (e, cid) in enumerate(zip(self._pool or (), self._pool_files)):
+                by_fp.setdefault(e["fingerprint"], []).append(n)
+                by_file.setdefault(cid, []).append(n)
+            self._pool_by = (by_fp, by_file)
+        return self._pool_by
+
+    def carry_gone_reviews(self, ids: set[str] | list[str], out: Path) -> None:
+        """The review files of the baseline folder whose carnet is not in this
+        run (vanished, or gone earlier and never back), carried into this
+        run's folder under the same id: a decision is never lost from a
+        series of runs, and a carnet back after a night away finds its
+        reviews again. A renamed carnet's file goes with it (carry_reviews)."""
+        if self.folder is None or self.reviews is not None:
+            return
+        taken = set(ids) | {self.predecessor(cid) for cid in ids}
+        for cid in sorted(set(self._pool_files)):
+            if cid not in taken:
+                self._carry(self.folder / cid / FILE_NAME, out / cid / FILE_NAME)
 
     def _index(self) -> tuple[dict, dict]:
         """The shared file's lines by fingerprint and by carnet id (positions in the file), made once."""
@@ -499,10 +602,9 @@ class Baseline:
         if self.matching is None or self.previous is None:
             return []
         out = []
-        shared = latest(self._shared) if self._shared is not None else None
+        decided = self.decided()
         for pid in self.matching.vanished:
             c = self.previous.carnets[pid]
-            decided = shared if shared is not None else latest(load_reviews(self.folder / pid / FILE_NAME).entries)
             findings = [{**{k: kept.get(k) for k in
                             ("fingerprint", "code", "severity", "message", "seance", "coup", "expected", "found",
                              "impact_cents")}, "review": decided.get(fp)}
@@ -518,6 +620,47 @@ class Baseline:
             return json.loads((self.folder / "summary.json").read_text(encoding="utf-8"))["cross_carnet_findings"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+
+# The files the auditor writes in a carnet's folder (OUT/<id>/).
+CARNET_FILES = ("findings.json", "report.html", "annotated.xlsx", "proces-verbal.pdf")
+
+
+def _ours(path: Path) -> bool:
+    """Is `path` a findings.json the auditor wrote?"""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return doc["tool"]["name"] == "ecarte-auditor" and isinstance(doc["findings"], list)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def pooled_reviews(folder: Path, problems: list) -> tuple[list[dict], list[str]]:
+    """Every review file of a run's folder (`<id>/reviews.jsonl`) as one
+    sequence, and the folder id of each line's file. Each file keeps its own
+    order (the order of its decisions); across files a line comes after those
+    recorded before it (`at`), ties in the order of the files' ids — so that
+    when two carnets' files hold decisions on one fingerprint (a finding
+    across carnets), the latest recorded is its decision, the same for every
+    carnet it involves."""
+    import heapq
+
+    files = []
+    for path in sorted(folder.glob(f"*/{FILE_NAME}")):
+        loaded = load_reviews(path)
+        problems += loaded.problems
+        if loaded.entries:
+            files.append([(e, path.parent.name) for e in loaded.entries])
+    entries, owners, kept = [], [], set()
+    for e, cid in heapq.merge(*files, key=lambda line: (line[0]["at"], line[1])):
+        # A line carried into another carnet's folder (renamed, in a folder that is
+        # its own baseline) is one decision, not two.
+        key = json.dumps(e, sort_keys=True, ensure_ascii=False, default=str)
+        if key not in kept:
+            kept.add(key)
+            entries.append(e)
+            owners.append(cid)
+    return entries, owners
 
 
 def history_rows(findings: list[Finding], compared: BaselineComparison, seance_dates: dict[int, str]) -> list[dict]:
