@@ -3,8 +3,11 @@ what the audit wrote?
 
 Three things are checked, each said in the user's language:
 - the signature (PAdES, pyHanko): intact, cryptographically valid, covering
-  the whole file; a certificate no trusted authority vouches for (a
-  self-signed one) is "valid but not trusted", which holds, and is said;
+  the whole file, made while its certificate was valid (at the signing time
+  the signature states: an expired or not yet valid certificate then is NOT
+  VALID; one expired since is judged as it was then); a certificate no
+  trusted authority vouches for (a self-signed one) is "valid but not
+  trusted", which holds, and is said;
 - the attached findings.json: its SHA-256 is the one the procès-verbal
   records (in its keywords, printed in its identity table);
 - each SOURCE given: its SHA-256, computed as the audit computes it, is the
@@ -22,7 +25,9 @@ import hashlib
 import io
 import json
 import logging
+import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from auditor.names import shown_name
@@ -88,7 +93,7 @@ def verify(pdf_path: Path, sources: list[Path] = ()) -> Verdict:
             verdict.check(False, Message("verify.attachment_changed", name=ATTACHMENT, sha256=recorded[1]))
         try:
             document = json.loads(attached[0].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):   # not JSON, or nested past Python's limit
             document = None
     if sources:
         _sources(sources, document, source_files_of(keywords), verdict)
@@ -108,9 +113,11 @@ def _signature(data: bytes, verdict: Verdict) -> None:
     if not signatures:
         verdict.check(False, Message("verify.not_signed"))
         return
+    roots = _trust_roots()
     for sig in signatures:
         try:
-            status = validate_pdf_signature(sig, ValidationContext(trust_roots=_trust_roots(), allow_fetching=False))
+            status = validate_pdf_signature(sig, ValidationContext(trust_roots=roots, allow_fetching=False,
+                                                                   moment=now()))
         except Exception as exc:   # a damaged signature dictionary or CMS blob: not valid, and why
             verdict.check(False, Message("verify.signature_broken", reason=type(exc).__name__))
             continue
@@ -120,10 +127,47 @@ def _signature(data: bytes, verdict: Verdict) -> None:
         elif status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
             # Signed, then something added after the signature (an incremental update).
             verdict.check(False, Message("verify.signature_not_whole", signer=signer))
-        elif status.trusted:
-            verdict.check(True, Message("verify.signature_trusted", signer=signer))
         else:
-            verdict.check(True, Message("verify.signature_untrusted", signer=signer))
+            _certificate_then(sig, status, signer, roots, verdict)
+
+
+def _certificate_then(sig, status, signer: str, roots: list, verdict: Verdict) -> None:
+    """An intact signature, judged by its certificate at the moment it was
+    signed (the signing time the signature states; no time-stamp authority
+    is asked): not valid then is NOT VALID; valid then and expired since is
+    valid, trusted or not as a trusted authority vouched for it then."""
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko_certvalidator import ValidationContext
+
+    from auditor.sign import shown_moment
+
+    cert = status.signing_cert
+    signed_at = status.signer_reported_dt or now()
+    since, until = cert.not_valid_before, cert.not_valid_after
+    if not since <= signed_at <= until:
+        verdict.check(False, Message("verify.signature_cert_not_valid_then", signer=signer,
+                                     signed=shown_moment(signed_at), since=shown_moment(since),
+                                     until=shown_moment(until)))
+    elif status.trusted:
+        verdict.check(True, Message("verify.signature_trusted", signer=signer))
+    elif now() > until:
+        # Expired since it signed: a trusted authority's certificate is no
+        # longer vouched for today; whether it was then is what counts.
+        try:
+            then = validate_pdf_signature(sig, ValidationContext(trust_roots=roots, allow_fetching=False,
+                                                                 moment=signed_at)).trusted
+        except Exception:   # as the first validation: what cannot be judged is not vouched for
+            then = False
+        verdict.check(True, Message("verify.signature_valid_then", signer=signer, signed=shown_moment(signed_at),
+                                    until=shown_moment(until),
+                                    trust=Message("verify.trusted_then") if then else Message("verify.untrusted_then")))
+    else:
+        verdict.check(True, Message("verify.signature_untrusted", signer=signer))
+
+
+def now() -> datetime:
+    """The moment of the verification: the computer's clock."""
+    return datetime.now(timezone.utc)
 
 
 def _trust_roots() -> list:
@@ -145,14 +189,31 @@ def _signer_name(cert) -> str:
     return cert.subject.native.get("common_name") or cert.subject.human_friendly
 
 
-def _sources(sources: list[Path], document: dict | None, files: list[tuple[str, str]], verdict: Verdict) -> None:
+def _named_source(document: object) -> tuple[dict | None, str]:
+    """The source the attached findings name (`{"path": …, "sha256": …}`), or
+    None and where the document is not as this tool writes it (a damaged or
+    crafted attachment: any JSON at all may be there)."""
+    if not isinstance(document, dict):
+        return None, ATTACHMENT
+    if "source" not in document:
+        return None, "source"
+    named = document["source"]
+    if not isinstance(named, dict):
+        return None, "source"
+    if not isinstance(named.get("sha256"), str) or not re.fullmatch(r"[0-9a-f]{64}", named["sha256"]):
+        return None, "source.sha256"
+    path = named.get("path")
+    return {"path": path if isinstance(path, str) and path else "?", "sha256": named["sha256"]}, ""
+
+
+def _sources(sources: list[Path], document: object, files: list[tuple[str, str]], verdict: Verdict) -> None:
     from auditor.batch.cache import fingerprint
 
-    named = ((document or {}).get("source") or {}) if isinstance(document, dict) else {}
-    expected = named.get("sha256")
-    if not expected:
-        verdict.check(False, Message("verify.no_source_hash"))
+    named, where = _named_source(document)
+    if named is None:
+        verdict.check(False, Message("verify.attachment_malformed", name=ATTACHMENT, where=where))
         return
+    expected = named["sha256"]
     if files:
         _source_files(sources, named, files, verdict)
         return
@@ -161,7 +222,7 @@ def _sources(sources: list[Path], document: dict | None, files: list[tuple[str, 
             digest = fingerprint(source)
         except OSError as exc:
             raise UsageError("verify.cannot_read", path=source, reason=os_reason(exc)) from None
-        shown = {"path": source, "named": named.get("path") or "?", "sha256": digest}
+        shown = {"path": source, "named": named["path"], "sha256": digest}
         if digest == expected:
             verdict.check(True, Message("verify.source_same", **shown))
         else:
@@ -175,7 +236,7 @@ def _source_files(sources: list[Path], named: dict, files: list[tuple[str, str]]
 
     # The file list travels in the PV's keywords, the folder's SHA-256 in the
     # attached findings: the list must give that SHA-256, else one of them was changed.
-    if sha256_of_digests([(name, bytes.fromhex(digest)) for name, digest in files]) != named.get("sha256"):
+    if sha256_of_digests([(name, bytes.fromhex(digest)) for name, digest in files]) != named["sha256"]:
         verdict.check(False, Message("verify.files_disagree"))
     by_name = dict(files)
     for source in sources:
