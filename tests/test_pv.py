@@ -182,6 +182,31 @@ def test_pv_text_matches_gold(tmp_path, lang):
         "the procès-verbal's text changed: `make gold` and read the diff"
 
 
+def test_the_pv_says_every_message_whole_and_a_seance_place_without_a_coup(tmp_path):
+    """The web report clips a message at 200 characters (its size bound); the
+    record says it whole: a finding across carnets names the other carnet's
+    path and ends with the number at stake (the archive sample's EC83-04
+    lost its "n° 400156"). A séance's place (EC64-11) has no coup, and says none."""
+    import unicodedata
+
+    from auditor.report.report_view import clip
+
+    archive = ROOT / "sample_carnets" / "archives" / "etretat-table4-lacune"
+    with fixed_clock():
+        main(["audit", str(archive), "--out", str(tmp_path), "--format", "json,pdf", "--quiet"])
+    checked = 0
+    for folder in sorted(p for p in tmp_path.iterdir() if (p / "proces-verbal.pdf").exists()):
+        text = unicodedata.normalize("NFC", "".join(p.extract_text() for p in PdfReader(folder / "proces-verbal.pdf").pages))
+        assert not re.search(r"coup\s*,", text)
+        text = "".join(text.split())   # lines wrap anywhere in a long path: compared without any white space
+        for f in json.loads((folder / "findings.json").read_text(encoding="utf-8"))["findings"]:
+            if len(f["message"]) > 200:
+                assert clip(f["message"]) != f["message"]
+                assert "".join(f["message"].split()) in text, f["message"]
+                checked += 1
+    assert checked, "no message long enough to be clipped: the test proves nothing"
+
+
 def test_unreadable_carnet_has_a_pv(tmp_path):
     carnet = ROOT / "sample_carnets" / "infractions" / "classeur-corrompu.xlsx"
     with fixed_clock():

@@ -92,5 +92,13 @@ def js_labels(lab: dict) -> dict[str, str]:
 
 def place_text(c: dict, lab: dict) -> str:
     """Where a finding across carnets sits in one of them, in words."""
-    return lab["cross_place"].format(path=as_text(c.get("path")), table=as_text(c.get("table_no")) or "?", seance=as_text(c.get("seance")),
-                                     coup=as_text(c.get("coup")), row=as_text(c.get("row")))
+    # A séance's place (EC64-10, EC64-11) has no coup: not "coup ," with nothing after.
+    key = "cross_place" if c.get("coup") is not None else "cross_place_seance"
+    return lab[key].format(path=as_text(c.get("path")), table=as_text(c.get("table_no")) or "?",
+                           seance=as_text(c.get("seance")), coup=as_text(c.get("coup")), row=as_text(c.get("row")))
+
+
+def here_text(c: dict, lab: dict) -> str:
+    """Where a finding across carnets sits in this carnet, in words."""
+    key = "cross_here" if c.get("coup") is not None else "cross_here_seance"
+    return lab[key].format(seance=as_text(c.get("seance")), coup=as_text(c.get("coup")), row=as_text(c.get("row")))

@@ -116,6 +116,13 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
     lang, lab = view.lang, view.t
     t = lab["pv"]
     blank = t["blank"]
+    # The record says each message whole (the web report clips them at 200
+    # characters, for its size): findings.json, the document attached, has them.
+    whole = {f.get("fingerprint"): f.get("message") for f in document.get("findings") or ()
+             if isinstance(f, dict) and f.get("fingerprint") and isinstance(f.get("message"), str)}
+
+    def message(fingerprint: str, clipped: str) -> str:
+        return whole.get(fingerprint, clipped) if fingerprint else clipped
 
     def review(fingerprint: str) -> dict | None:
         r = reviews.get(fingerprint) if fingerprint else None
@@ -150,7 +157,7 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
             "count_text": t["count"].format(n=g.count), "impact": g.impact, "more": g.more,
             # Expected and found, or the one value an information finding shows instead (view.value_columns).
             "heads": [*t["columns"][:4], *g.value_heads, t["columns"][-1]],
-            "rows": [{"cells": [r.seance, r.coup, r.where, r.message, *r.values, r.impact],
+            "rows": [{"cells": [r.seance, r.coup, r.where, message(r.fingerprint, r.message), *r.values, r.impact],
                       "review": review(r.fingerprint)} for r in g.rows]})
     day, paris = local_day(view.generated_at)
     visit_rows = [{"name": t["inspector"], "value": visit.inspector or blank},
@@ -171,7 +178,8 @@ def pv_data(view: ReportView, reviews: dict[str, dict], document: dict, findings
         "verdict": {"key": view.verdict, "text": view.verdict_text, "detail": view.verdict_detail},
         "money": [{"name": m.name, "amount": m.amount, "total": m.key == "impact"} for m in view.money],
         "groups": groups,
-        "cross": [{"code": c.code, "severity": c.severity_text, "message": c.message, "here": c.here,
+        "cross": [{"code": c.code, "severity": c.severity_text, "message": message(c.fingerprint, c.message),
+                   "here": c.here,
                    "others": [p.text for p in c.others], "impact": c.impact, "review": review(c.fingerprint)}
                   for c in view.cross],
         "not_checked": _not_checked(view),

@@ -27,7 +27,7 @@ from auditor.money import format_cents
 from auditor.report import charts
 from auditor.report.cross_carnet import combined_verdict, counted_with
 from auditor.report.drafts import TicketSection
-from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, js_labels,
+from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, here_text, js_labels,
                                  moment_text, place_text)
 from auditor.report.reading_view import reading_section
 
@@ -433,7 +433,7 @@ def _money(m: MoneyFacts, s: dict, lab: dict, lang: str) -> list[Amount]:
 
     def amount(cents: int, known: bool) -> str:
         # A zero from a rule that did not run would read as "nothing missing".
-        return format_cents(cents, lang) if known else lab["not_checked"]
+        return format_cents(cents, lang) if known else lab["unverified"]
 
     rows = [Amount("levy_expected", lab["levy_expected"], amount(s["levy_expected_cents"], m.levy_known)),
             Amount("levy_recorded", lab["levy_recorded"], amount(s["levy_recorded_cents"], m.levy_known)),
@@ -456,7 +456,7 @@ def levy_known(result: AuditResult) -> bool:
 
 def impact_text(m: MoneyFacts, cents: int, lab: dict, lang: str) -> str:
     """The total at stake, or "not verified" when no rule that carries money ran."""
-    return format_cents(cents, lang) if m.impact_known else lab["not_checked"]
+    return format_cents(cents, lang) if m.impact_known else lab["unverified"]
 
 
 @dataclass
@@ -593,8 +593,7 @@ def _cross_item(f: Finding, reports: dict[str, str | None], lab: dict, lang: str
     return CrossItem(
         code=f.code, severity=sev, severity_text=lab.get(sev, sev),
         article=article_text(f.article, lab) if f.article else "", message=clip(f.message),
-        here=lab["cross_here"].format(seance=as_text(here.get("seance")), coup=as_text(here.get("coup")),
-                                      row=as_text(here.get("row"))),
+        here=here_text(here, lab),
         # The reports of a batch sit side by side: OUT/<id>/report.html.
         others=[Place(place_text(c, lab), f"../{reports[c['carnet']]}" if reports.get(c.get("carnet")) else None)
                 for c in others],
