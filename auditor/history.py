@@ -313,20 +313,23 @@ def _base(con, folder: Path, runs: list[Path], ledger: Path | None) -> None:
         SELECT f.fingerprint, f.carnet_id, {_values('f.')}, a.seq AS first_seq, a.seq AS last_seq,
                f.run_at AS first_run_at, f.run_at AS last_run_at, 1 AS runs
         FROM (SELECT DISTINCT ON (run_id, fingerprint) * FROM _raw
-              WHERE fingerprint IS NOT NULL AND (row_kind IS NULL OR row_kind = 'finding')) f
+              WHERE fingerprint IS NOT NULL AND (row_kind IS NULL OR row_kind = 'finding')
+              ORDER BY run_id, fingerprint, carnet_id) f
         JOIN _raw_audits a ON a.run_id = f.run_id AND a.carnet_id = f.carnet_id""")
     seance = ", ".join(SEANCE_COLUMNS)
     # The ledger holds each carnet content's séances once; a run file's are
-    # added where the ledger lacks them (the latest run's when several have).
+    # added where the ledger lacks them (the latest run's when several have:
+    # in the history's run order, time then run id — RUN_ORDER).
     con.execute(f"""
         CREATE VIEW _seances AS
         SELECT * FROM _ledger_seances
         UNION ALL BY NAME
-        SELECT * FROM (
+        SELECT * EXCLUDE (run_id) FROM (
             SELECT DISTINCT ON (carnet_sha256, seance) * FROM (
-                SELECT coalesce(carnet_sha256, carnet_id) AS carnet_sha256, run_at, seance, seance_date, {seance}
+                SELECT coalesce(carnet_sha256, carnet_id) AS carnet_sha256, run_at, run_id, seance, seance_date,
+                       {seance}
                 FROM _raw WHERE row_kind = 'seance')
-            ORDER BY carnet_sha256, seance, run_at DESC) r
+            ORDER BY carnet_sha256, seance, run_at DESC, run_id DESC) r
         WHERE NOT EXISTS (SELECT 1 FROM _ledger_seances l
                           WHERE l.carnet_sha256 = r.carnet_sha256 AND l.seance = r.seance)""")
     review = ", ".join(REVIEW_COLUMNS)
@@ -364,16 +367,38 @@ VIEWS = {
         FROM carnets c JOIN _seances s ON s.carnet_sha256 = coalesce(c.carnet_sha256, c.carnet_id)""",
 }
 
+# RUN_ORDER. "The latest" of a finding's observations is the latest run, in
+# the history's run order: the run's time, then (two runs in one second) its
+# run id — the order the audits of a carnet are numbered in, folded or not.
+# A span's latest run is that of its last audit (looked up only where one
+# finding has several spans ending in one second: reading every audit's run
+# id costs half the `findings` view again). A decision recorded in a run
+# that did not see the finding (a `review` row: absent, orphan, acknowledged;
+# the ledger keeps its time, not its run) counts at its run's time, after the
+# sightings of that second. Every key ends in values that tell any two rows
+# apart: a tie left to arg_max or DISTINCT ON gives whichever row DuckDB
+# meets first, which changes with the files, the fold and the query's plan.
+_REVIEW_KEY = ("a := coalesce(review_at, ''), s := coalesce(review_status, ''), b := coalesce(review_by, ''), "
+               "j := coalesce(review_justification, ''), x := coalesce(review_stale, false)")
+
 # Each finding once: its latest values (the latest span that saw it), when it
 # was first and last seen, when it was closed — the first audit of its carnet
 # (or of a carnet with the same cover: renamed) after it was last seen, or an
 # acknowledgement (`corrige`) recorded after it was last seen — and its latest
-# review, wherever it was recorded.
+# review: the one its latest observation carrying a review had, with whether
+# it was stale then (several observations carry one decision, the same
+# `review_at`: stale in the last, not in the first).
 FINDINGS = f"""
-    WITH latest AS (
+    WITH tied AS (   -- the rare times at which one finding has several spans end (two runs in one second)
+        SELECT DISTINCT last_run_at FROM _spans GROUP BY fingerprint, last_run_at HAVING count(*) > 1),
+    sighted AS (
+        SELECT s.*, coalesce(a.run_id, '') AS last_run_id
+        FROM _spans s LEFT JOIN (SELECT * FROM _audits WHERE run_at IN (SELECT last_run_at FROM tied)) a
+        ON a.carnet_id = s.carnet_id AND a.seq = s.last_seq),
+    latest AS (
         SELECT fingerprint, min(first_run_at) AS first_seen, max(last_run_at) AS last_seen, CAST(sum(runs) AS BIGINT) AS seen_runs,
-               arg_max(s, struct_pack(t := last_run_at, q := last_seq)) AS v
-        FROM _spans s GROUP BY fingerprint),
+               arg_max(s, struct_pack(t := last_run_at, o := last_run_id, c := carnet_id, q := last_seq)) AS v
+        FROM sighted s GROUP BY fingerprint),
     f AS (SELECT l.fingerprint, l.first_seen, l.last_seen, l.seen_runs, l.v.carnet_id AS carnet_id,
                  l.v.last_seq AS last_seq, c.casino, c.table_no, c.seance_first, c.seance_first_date,
                  {', '.join(f'l.v."{c}" AS "{c}"' for c in FINDING_COLUMNS[1:])}
@@ -393,10 +418,16 @@ FINDINGS = f"""
         SELECT s.fingerprint, min(a.run_at) AS absent_at FROM siblings s JOIN _audits a USING (carnet_id)
         WHERE a.run_at > s.last_seen GROUP BY ALL),
     reviewed AS (
-        SELECT fingerprint, arg_max(r, r.review_at) AS r FROM (
-            SELECT fingerprint, {', '.join(REVIEW_COLUMNS)} FROM _spans WHERE review_status IS NOT NULL
-            UNION ALL BY NAME
-            SELECT fingerprint, {', '.join(REVIEW_COLUMNS)} FROM _reviews) r
+        SELECT fingerprint, arg_max(r, k) AS r FROM (
+            SELECT fingerprint, struct_pack({', '.join(REVIEW_COLUMNS)}) AS r,
+                   struct_pack(t := last_run_at, w := 1, o := last_run_id, c := carnet_id, q := last_seq,
+                               {_REVIEW_KEY}) AS k
+            FROM sighted WHERE review_status IS NOT NULL
+            UNION ALL
+            SELECT fingerprint, struct_pack({', '.join(REVIEW_COLUMNS)}) AS r,
+                   struct_pack(t := run_at, w := 0, o := '', c := '', q := CAST(0 AS BIGINT),
+                               {_REVIEW_KEY}) AS k
+            FROM _reviews)
         GROUP BY fingerprint),
     closed AS (
         SELECT f.*, rv.r AS r,
