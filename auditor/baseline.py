@@ -25,7 +25,8 @@ from pathlib import Path
 
 from auditor.errors import Message, UsageError
 from auditor.model import Finding, Severity
-from auditor.reviews import ACKNOWLEDGED, CLEARED, FILE_NAME, is_stale, last_entries, latest, load_reviews
+from auditor.reviews import (ACKNOWLEDGED, CLEARED, FILE_NAME, REVIEWED_VALUES, is_stale, last_entries, latest,
+                             load_reviews)
 
 STATES = ("new", "updated", "unchanged")   # the order the report shows them in
 # What a baseline keeps of each finding: its identity and the values whose
@@ -173,20 +174,31 @@ def decorate(doc: dict, findings: list[Finding], compared: BaselineComparison) -
 
 def changes_part(findings: list[Finding], compared: BaselineComparison, context: CarnetBaseline | None) -> dict:
     """What changed in this carnet since the baseline (changes.json's part of
-    it): its new and updated findings, with their review, and its absent ones.
-    Empty without a baseline."""
+    it): its new and updated findings, with their review, its absent ones,
+    and its findings whose review no longer holds (`reviews_stale`: made on
+    other values, or an acknowledgement `corrige` of a finding still found —
+    under --fail-on-new they count as new, night after night, as long as
+    they stay so). Empty without a baseline."""
     if not compared.has_baseline:
         return {}
     before = {b["fingerprint"]: b for b in (context.baseline if context is not None else None) or ()}
-    new, updated = [], []
+    made_on = last_entries(list(context.reviews)) if context is not None else {}
+    new, updated, lapsed = [], [], []
     for f in findings:
         state = compared.state(f)
-        if state not in ("new", "updated"):
-            continue
+        review = compared.reviews.get(f.fingerprint)
         item = {"fingerprint": f.fingerprint, "code": f.code, "severity": f.severity.label, "message": f.message,
                 "seance": f.seance, "coup": f.coup, "expected": f.expected, "found": f.found,
-                "impact_cents": int(f.impact_cents), "review": compared.reviews.get(f.fingerprint),
+                "impact_cents": int(f.impact_cents), "review": review,
                 "across": [p["carnet"] for p in f.across] if f.across is not None else None}
+        if review is not None and (review.get("stale") or review["status"] == ACKNOWLEDGED):
+            line = made_on.get(f.fingerprint) or {}
+            lapsed.append({**item, "baseline_state": state,
+                           "why": "back" if review["status"] == ACKNOWLEDGED else "changed",
+                           "reviewed": ({k: line.get(k) for k in REVIEWED_VALUES} if "impact_cents" in line
+                                        else None)})
+        if state not in ("new", "updated"):
+            continue
         if state == "updated":
             old = before.get(f.fingerprint, {})
             item.update({"old_impact_cents": old.get("impact_cents"), "old_expected": old.get("expected"),
@@ -197,7 +209,7 @@ def changes_part(findings: list[Finding], compared: BaselineComparison, context:
     absent = [{k: a.get(k) for k in ("fingerprint", "code", "severity", "message", "seance", "coup", "expected",
                                      "found", "impact_cents", "review")} | {"was": a.get("carnet")}
               for a in compared.absent]
-    return {"new": new, "updated": updated, "absent": absent}
+    return {"new": new, "updated": updated, "absent": absent, "reviews_stale": lapsed}
 
 
 # -- the client: the previous run, matched, and each carnet's part -----------------
@@ -598,17 +610,35 @@ class Baseline:
 
     def vanished(self) -> list[dict]:
         """The baseline's carnets found nowhere in this run, each with its
-        findings found nowhere either (and their latest review)."""
+        findings found nowhere either (and their latest review). A finding
+        across carnets is listed once: under the first of its vanished
+        carnets (by id), with `across` the baseline's carnets it involved,
+        that one first."""
         if self.matching is None or self.previous is None:
             return []
         out = []
         decided = self.decided()
+        gone = {fp for pid in self.matching.vanished for fp in self.previous.carnets[pid]["findings"]
+                if fp not in self.matching.present}
+        held: dict[str, list[str]] = {}
+        for cid in sorted(self.previous.carnets):
+            for fp in self.previous.carnets[cid]["findings"]:
+                if fp in gone:
+                    held.setdefault(fp, []).append(cid)
+        listed: set[str] = set()
         for pid in self.matching.vanished:
             c = self.previous.carnets[pid]
-            findings = [{**{k: kept.get(k) for k in
-                            ("fingerprint", "code", "severity", "message", "seance", "coup", "expected", "found",
-                             "impact_cents")}, "review": decided.get(fp)}
-                        for fp, kept in c["findings"].items() if fp not in self.matching.present]
+            findings = []
+            for fp, kept in c["findings"].items():
+                if fp in self.matching.present or fp in listed:
+                    continue
+                listed.add(fp)
+                entry = {**{k: kept.get(k) for k in ("fingerprint", "code", "severity", "message", "seance", "coup",
+                                                     "expected", "found", "impact_cents")},
+                         "review": decided.get(fp)}
+                if len(held.get(fp, ())) > 1:
+                    entry["across"] = [pid, *(cid for cid in held[fp] if cid != pid)]
+                findings.append(entry)
             out.append({"carnet": pid, "path": c["path"], "findings": findings})
         return out
 
@@ -730,3 +760,15 @@ def find_finding(out: Path, fingerprint: str) -> tuple[str, Path, dict]:
         listed = ", ".join(sorted({m[2]["fingerprint"] for m in matches})[:5])
         raise UsageError("review.ambiguous", fingerprint=fingerprint, out=out, listed=listed)
     return matches[0]
+
+
+def still_found(folder: Path, fingerprint: str) -> bool:
+    """Is the finding among the findings (not the absent ones) of the
+    findings.json in `folder` (a carnet's folder of a run)? Then the run saw
+    it: `corrige` on it is an acknowledgement made from the last run that saw
+    it (its carnet vanished since), or made too early."""
+    try:
+        doc = json.loads((folder / "findings.json").read_text(encoding="utf-8"))
+        return any(f.get("fingerprint") == fingerprint for f in doc["findings"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False

@@ -159,7 +159,7 @@ def test_five_nights_of_a_controller(tmp_path):
     assert s2["baseline"] == {"path": str(n.out(1)), "matched_carnets": 4, "renamed": [], "vanished": []}
     assert {f["baseline_state"] for e in s2["carnets"] for f in n.findings(2, e["path"])} == {"unchanged"}
     assert c2["counts"] == {"new": 0, "updated": 0, "absent": 0, "renamed": 0, "vanished": 0,
-                            "vanished_findings": 0, "reviews_gone": 0, "across": 0}
+                            "vanished_findings": 0, "reviews_gone": 0, "across": 0, "reviews_stale": 0}
     d2 = only(n.findings(2, "table-d.xlsx"), "EC66-01")[0]
     assert d2["review"]["status"] == "justifie" and d2["review"]["stale"] is False
     assert "no previous run" not in err and "only" not in err
@@ -226,6 +226,9 @@ def test_five_nights_of_a_controller(tmp_path):
     assert (upd["fingerprint"], upd["old_impact_cents"], upd["impact_cents"]) == \
         (d_levy["fingerprint"], d_levy["impact_cents"], d4["impact_cents"])
     assert upd["review"]["stale"] is True
+    # What makes --fail-on-new fail is listed: the review that no longer holds.
+    assert [(x["fingerprint"], x["why"]) for x in c4["reviews_stale"]] == [(d_levy["fingerprint"], "changed")]
+    assert "whose review no longer holds" in err
     (gone,) = c4["vanished"]
     assert gone["carnet"] == b_id and sorted(f["fingerprint"] for f in gone["findings"]) == b_fps
     assert [(r["fingerprint"], r["status"], r["why"]) for r in c4["reviews_gone"]] == \

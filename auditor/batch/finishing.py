@@ -74,8 +74,9 @@ class FinishTask:
 
 MEMO_FILE = "carnet-files.pickle"
 # Bumped when what a memo keeps changes (2: the carnet's part of changes.json;
-# 3: its findings across carnets digested apart): older memos are not recalled.
-MEMO_VERSION = 3
+# 3: its findings across carnets digested apart; 4: that part's findings whose
+# review no longer holds): older memos are not recalled.
+MEMO_VERSION = 4
 
 
 def across_digest(across: list[Finding]) -> str:

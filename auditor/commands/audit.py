@@ -112,7 +112,16 @@ def _audit(args, jobs, columns, limits, started) -> int:
                         cross=len(result.cross_findings), out=args.out), file=sys.stderr)
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     worst = result.worst
-    return EXIT_FINDINGS if threshold is not None and worst is not None and worst >= threshold else EXIT_OK
+    failed = threshold is not None and worst is not None and worst >= threshold
+    if failed and args.fail_on_new and result.changes is not None:
+        # Why the night failed, in one line: what changes.txt lists that counts as new.
+        from auditor.report.changes import TEXT_FILE, failing_new
+
+        new, lapsed = failing_new(result.changes, threshold)
+        if new or lapsed:
+            say(Message("audit.fail_on_new_why", new=new, lapsed=lapsed, fail_on=threshold.label,
+                        path=args.out / TEXT_FILE), args)
+    return EXIT_FINDINGS if failed else EXIT_OK
 
 
 def _proces_verbal(args):

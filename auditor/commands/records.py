@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 from auditor.catalogue import load_catalogue
-from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK
-from auditor.errors import UsageError, os_reason
+from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, say
+from auditor.errors import Message, UsageError, os_reason
 from auditor.i18n import cli_label
 
 
@@ -58,8 +58,8 @@ def cmd_rules(args) -> int:
 
 def cmd_review(args) -> int:
     """`ecarte-audit review`: record a decision on one finding, by its fingerprint."""
-    from auditor.reviews import FILE_NAME, STATUS_TEXT, ReviewError, record_review
-    from auditor.baseline import find_finding
+    from auditor.reviews import ACKNOWLEDGED, FILE_NAME, STATUS_TEXT, ReviewError, record_review
+    from auditor.baseline import find_finding, still_found
 
     carnet_id, folder, finding = find_finding(args.out, args.fingerprint)
     target = args.reviews or folder / FILE_NAME
@@ -75,6 +75,11 @@ def cmd_review(args) -> int:
     print(cli_label("review.recorded", args.ui, fingerprint=entry["fingerprint"], code=entry["code"], where=where,
                     status=STATUS_TEXT[args.ui].get(entry["status"], entry["status"]), by=entry["by"], target=target),
           file=sys.stderr)
+    if entry["status"] == ACKNOWLEDGED and still_found(folder, entry["fingerprint"]):
+        # `corrige` is for a finding that is gone; OUT may be the last run that saw it (its
+        # carnet vanished since), which lists it as present: recorded, and said.
+        say(Message("review.corrige_still_found", fingerprint=entry["fingerprint"], out=args.out,
+                    carnet=carnet_id), args)
     return EXIT_OK
 
 

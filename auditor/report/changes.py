@@ -3,13 +3,16 @@ the controller's morning reading (outputs.md v1.2, "What changed since the
 baseline").
 
 The new findings (message and money), the updated ones (old → new money,
-and their review), the absent ones, the carnets renamed and vanished (with
+and their review), the findings whose review no longer holds (stale, or
+acknowledged `corrige` and still found: what, besides the new ones, makes
+--fail-on-new fail), the absent ones, the carnets renamed and vanished (with
 the findings gone with them), the reviews whose finding is gone, and the
 findings across carnets: each list most money first, then by carnet,
 séance, coup, code and fingerprint, so that the same runs give the same
 bytes. A finding across carnets is listed once (under the carnet it is
-first placed in, with the others in `across`). The fields are documented
-in docs/changes.md.
+first placed in, with the others in `across`); one that involved a vanished
+carnet is listed with that carnet's findings, not also as absent. The
+fields are documented in docs/changes.md.
 """
 
 from __future__ import annotations
@@ -48,18 +51,29 @@ def changes_document(jobs, finished, cross: list[dict], baseline, generated_at: 
     from auditor import __version__
 
     owner = {cf["fingerprint"]: (cf.get("across") or [{}])[0].get("carnet") for cf in cross}
-    seen: dict[str, set[str]] = {"new": set(), "updated": set(), "absent": set()}
-    lists: dict[str, list[dict]] = {"new": [], "updated": [], "absent": []}
+    # The vanished carnets' findings first: a finding across carnets that involved a
+    # vanished carnet went with it (it stays open until acknowledged), and is not also
+    # absent from the carnet still here — each finding once in the lists, the counts, the money.
+    vanished = []
+    for v in baseline.vanished():
+        findings = sorted(({**f, "review": _review(f.get("review"))} for f in v["findings"]), key=_order)
+        vanished.append({"carnet": v["carnet"], "path": v["path"], "findings": findings})
+    went = {f["fingerprint"] for v in vanished for f in v["findings"]}
+    kinds = ("new", "updated", "absent", "reviews_stale")
+    seen: dict[str, set[str]] = {kind: set() for kind in kinds}
+    lists: dict[str, list[dict]] = {kind: [] for kind in kinds}
     renamed = {r["to"]: r["from"] for r in (baseline.matching.renamed if baseline.matching else ())}
     absent_of: dict[str, list[str]] = {}
     for job, fin in zip(jobs, finished):
         part = getattr(fin, "changes", None) or {}
-        for kind in ("new", "updated", "absent"):
+        for kind in kinds:
             for item in part.get(kind) or ():
                 fp = item["fingerprint"]
                 across = item.get("across")
                 if fp in seen[kind] or (across and owner.get(fp, job.id) != job.id):
                     continue   # a finding across carnets: listed once, under its first carnet
+                if kind == "absent" and fp in went:
+                    continue   # listed with its vanished carnet
                 seen[kind].add(fp)
                 entry = {"carnet": job.id, "path": job.shown, **item, "review": _review(item.get("review"))}
                 if kind != "absent" and not across:
@@ -67,10 +81,6 @@ def changes_document(jobs, finished, cross: list[dict], baseline, generated_at: 
                 if kind == "absent":
                     absent_of.setdefault(job.id, []).append(fp)
                 lists[kind].append(entry)
-    vanished = []
-    for v in baseline.vanished():
-        findings = sorted(({**f, "review": _review(f.get("review"))} for f in v["findings"]), key=_order)
-        vanished.append({"carnet": v["carnet"], "path": v["path"], "findings": findings})
     gone = [{"fingerprint": a["fingerprint"], "code": a.get("code"), "carnet": a["carnet"],
              "impact_cents": a.get("impact_cents"), "why": "absent", **a["review"]}
             for a in lists["absent"] if a.get("review")]
@@ -91,9 +101,10 @@ def changes_document(jobs, finished, cross: list[dict], baseline, generated_at: 
         "counts": {"new": len(lists["new"]), "updated": len(lists["updated"]), "absent": len(lists["absent"]),
                    "renamed": len(renamed), "vanished": len(vanished),
                    "vanished_findings": sum(len(v["findings"]) for v in vanished),
-                   "reviews_gone": len(gone), "across": len(across)},
+                   "reviews_gone": len(gone), "across": len(across), "reviews_stale": len(lists["reviews_stale"])},
         "new": sorted(lists["new"], key=_order),
         "updated": sorted(lists["updated"], key=_order),
+        "reviews_stale": sorted(lists["reviews_stale"], key=_order),
         "absent": sorted(lists["absent"], key=_order),
         "renamed": [{"from": r["from"], "to": r["to"], "path": next((j.shown for j in jobs if j.id == r["to"]), None),
                      "absent": sorted(absent_of.get(r["to"], []))} for r in summary.get("renamed") or ()],
@@ -103,6 +114,27 @@ def changes_document(jobs, finished, cross: list[dict], baseline, generated_at: 
         "across": sorted(across, key=_order),
     }
     return doc
+
+
+def failing_new(doc: dict, threshold) -> tuple[int, int]:
+    """Why --fail-on-new fails, as changes.json lists it: how many new
+    findings, and how many findings whose review no longer holds, block at
+    `threshold` (a Severity) — each finding once (a new finding whose review
+    no longer holds counts with the latter), as auditor.baseline's
+    `BaselineComparison.blocking` judges them."""
+    from auditor.model import Severity
+    from auditor.reviews import CLEARED
+
+    def at_or_above(item: dict) -> bool:
+        try:
+            return Severity.parse(str(item.get("severity") or "")) >= threshold
+        except ValueError:
+            return False
+
+    lapsed = {x["fingerprint"] for x in doc.get("reviews_stale") or () if at_or_above(x)}
+    new = {x["fingerprint"] for x in doc.get("new") or () if at_or_above(x) and x["fingerprint"] not in lapsed
+           and not ((x.get("review") or {}).get("status") in CLEARED and not (x.get("review") or {}).get("stale"))}
+    return len(new), len(lapsed)
 
 
 def write_changes(doc: dict, out, lang: str) -> None:
@@ -143,7 +175,7 @@ def changes_text(doc: dict, lang: str) -> str:
                                   renamed=len(b.get("renamed") or ()), vanished=len(b.get("vanished") or ()))]
     if b.get("first_night"):
         lines.append(t["first_night"])
-    c = doc["counts"]
+    c = {"reviews_stale": 0, **doc["counts"]}
     lines.append(t["counts"].format(**c))
 
     def section(key: str, items: list, render) -> None:
@@ -171,8 +203,21 @@ def changes_text(doc: dict, lang: str) -> str:
                                                             expected=item.get("expected"), found=item.get("found")))
         return out
 
+    def lapsed(item: dict) -> list[str]:
+        out = finding(item)
+        made = item.get("reviewed")
+        if item.get("why") == "back":
+            out.insert(2, f"{'':>14}{t['why_back']}")
+        elif made is not None:
+            out.insert(2, f"{'':>14}" + t["why_changed"].format(money=money(made.get("impact_cents")),
+                                                               expected=made.get("expected"),
+                                                               found=made.get("found")))
+        return out
+
     section("new", doc["new"], finding)
     section("updated", doc["updated"], updated)
+    if "reviews_stale" in doc:
+        section("reviews_stale", doc["reviews_stale"], lapsed)
     section("absent", doc["absent"], finding)
     section("renamed", doc["renamed"], lambda r: [t["renamed_line"].format(old=r["from"], new=r["to"],
                                                                              absent=len(r["absent"]))])
@@ -180,7 +225,10 @@ def changes_text(doc: dict, lang: str) -> str:
     def vanished(v: dict) -> list[str]:
         out = [t["vanished_line"].format(carnet=v["carnet"], path=v.get("path") or "", n=len(v["findings"]))]
         for f in v["findings"]:
-            out.extend("  " + x for x in finding({**f, "path": v.get("path") or v["carnet"]}))
+            lines_of = finding({**f, "path": v.get("path") or v["carnet"]})
+            if f.get("across"):
+                lines_of.insert(2, f"{'':>14}" + t["across_line"].format(carnets=", ".join(f["across"])))
+            out.extend("  " + x for x in lines_of)
         return out
 
     section("vanished", doc["vanished"], vanished)
