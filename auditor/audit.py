@@ -106,8 +106,9 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
             continue
         missing = missing_needs(carnet, spec.required(carnet.tables), known)
         if missing:
-            statuses.append(RuleStatus(code, Status.NOT_CHECKED,
-                                       reason=", ".join(f"{n} {label('absent', lang)}" for n in missing)))
+            # A column two source columns name (EC00-01) is not absent: it is not read.
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=", ".join(
+                f"{n} {label('rd_ambiguous' if carnet.ambiguous(n) else 'absent', lang)}" for n in missing)))
             continue
         try:
             got = [make_finding(meta, v, carnet, lang) for v in spec.func(carnet, profile)]

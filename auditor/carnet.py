@@ -25,6 +25,12 @@ class Table:
     sources: dict[str, str]              # field → source column name
     rows_read: int = 0
     rows_left_out: int = 0               # read, but totals rows: not data
+    # Optional fields whose source column is absent, so read as the format's
+    # default (`restitue` 0, `dernier` = premier …): their values are known.
+    defaulted: frozenset[str] = frozenset()
+    # Fields that two source columns reach (EC00-01, neither read): their values
+    # are unknown (<NA>), never the default.
+    ambiguous: frozenset[str] = frozenset()
 
     def cell(self, field_or_column: str | None, row: int | None) -> str | None:
         """The Excel cell (`F12`) of a field or source column at a source row; None for a CSV carnet."""
@@ -67,14 +73,27 @@ class Carnet:
 
     # -- presence --------------------------------------------------------
     def has(self, need: str) -> bool:
-        """`need` is `table` or `table.field` (source column name accepted)."""
+        """`need` is `table` or `table.field` (source column name accepted):
+        the table is there, and the field's values are known: its source
+        column was read, or it is absent and the format gives its default.
+        A field two source columns reach (ambiguous) is never had."""
         table, _, column = need.partition(".")
         t = self.tables.get(table)
         if t is None:
             return False
         if not column:
             return True
-        return column in t.present or any(src == column and f in t.present for f, src in t.sources.items())
+        known = t.present | t.defaulted
+        return column in known or any(src == column and f in known for f, src in t.sources.items())
+
+    def ambiguous(self, need: str) -> bool:
+        """`need` (`table.field`, source column name accepted) names a field
+        that two source columns reach: an EC00-01, neither column read."""
+        table, _, column = need.partition(".")
+        t = self.tables.get(table)
+        if t is None or not column:
+            return False
+        return column in t.ambiguous or any(src == column and f in t.ambiguous for f, src in t.sources.items())
 
     def df(self, table: str) -> pd.DataFrame:
         """The typed frame of `table` (which must be present)."""

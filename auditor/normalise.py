@@ -598,6 +598,8 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
     index = pd.RangeIndex(n)
     typed: dict[str, pd.Series] = {}
     present: set[str] = set()
+    defaulted: set[str] = set()                # absent, read as the format's default
+    ambiguous: set[str] = set()                # two source columns for it: unknown
     sources: dict[str, str] = {}
     bad_cells: dict[tuple[str, int], str] = {}    # (field, position) → EC00-02 kind
     filled_from: dict[str, tuple[str, np.ndarray]] = {}
@@ -650,10 +652,18 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 # Arrow's pool keeps freed pages for itself; the typed columns come from numpy's.
                 pa.default_memory_pool().release_unused()
         else:
-            if meta.get("required") and not _ambiguous(problems, rt.name, source):
+            if _ambiguous(problems, rt.name, source):
+                # Two source columns for it, neither read: its values are unknown,
+                # never its default (carnet-format.md: "never a guess"), and the
+                # rules that read it are not checked (`Carnet.has`).
+                ambiguous.add(field)
+                default = None
+            elif meta.get("required"):
                 problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
                                                       kind="missing_column",
                                                       params={"table": rt.name, "column": source})))
+            elif default is not None or meta.get("default_from"):
+                defaulted.add(field)
             empty = np.ones(n, dtype=bool)
             if kind in ("int", "amount"):
                 cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
@@ -662,7 +672,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
             else:
                 cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
                 values, _ = PARSERS[kind](cells)
-        if meta.get("default_from"):
+        if meta.get("default_from") and field not in ambiguous:
             filled_from[field] = (meta["default_from"], empty)
         typed[field] = values
     for field, (other, empty) in filled_from.items():
@@ -678,7 +688,8 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
     kept = ({**{f: v for f, v in typed.items() if isinstance(v, pd.api.extensions.ExtensionArray)}, "_row": row_numbers}
             if untouched else None)
     return SourceTable(rt.name, out, frozenset(present), rt.letters, sources, rows_read=rt.rows_read,
-                       rows_left_out=rt.rows_left_out, formulas=formulas, typed=(out, kept) if kept else None)
+                       rows_left_out=rt.rows_left_out, defaulted=frozenset(defaulted), ambiguous=frozenset(ambiguous),
+                       formulas=formulas, typed=(out, kept) if kept else None)
 
 
 def _texts(rt: RawTable, source: str, masks) -> dict[tuple[str, int], str]:

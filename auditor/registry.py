@@ -5,7 +5,9 @@ takes the normalised carnet and the profile and yields Violations. `needs`
 lists every table and column the rule reads to decide (`table.column`, or
 `table.a,b,c` for several columns of one table): the engine runs the rule only
 when all of them are in the carnet, and marks it `not_checked` naming what is
-absent otherwise. The engine joins
+absent otherwise. An optional column the format gives a default (`restitue`,
+`dernier` …) is in the carnet when absent (its default), never when two source
+columns name it (`Carnet.has`). The engine joins
 each code with its catalogue entry (severity, article, messages), so a check
 never states its own severity or article.
 """

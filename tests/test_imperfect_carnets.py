@@ -83,7 +83,8 @@ def declared_columns() -> list[tuple[str, str, bool]]:
         for field, column in schema.columns.items():
             meta = column.metadata
             source = meta.get("source") or field
-            if meta.get("required") or f"{table}.{source}" in needs:
+            defaulted = meta.get("default") is not None or meta.get("default_from")
+            if meta.get("required") or (f"{table}.{source}" in needs and not defaulted):
                 out.append((table, source, bool(meta.get("required"))))
     return out
 

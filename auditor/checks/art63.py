@@ -24,7 +24,7 @@ from auditor.checks._needs import COUP_KEYS
 
 
 
-@check("EC63-01", needs=("mises.montant",))
+@check("EC63-01", needs=("mises.montant,restitue",))
 def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` and `restitue` are multiples of 0.10 €.
 
@@ -44,7 +44,7 @@ def stakes_multiple_of_step(carnet: Carnet, profile: Profile) -> Iterator[Violat
             found=Cents(r[f]), kind=f.removesuffix("_cents"), params={"amount_cents": r[f], "step_cents": step}))
 
 
-@check("EC63-02", needs=("mises.montant",))
+@check("EC63-02", needs=("mises.montant,restitue",))
 def stakes_at_least_minimum(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """`montant` ≥ 0.10 €; 0 ≤ `restitue` ≤ `montant`.
 

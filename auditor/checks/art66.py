@@ -21,7 +21,7 @@ def _accepted(recorded: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: int) -
     return (recorded >= lo) & (recorded <= hi) & ((recorded - lo) % step == 0)
 
 
-@check("EC66-01", needs=("coups.type,gagnant,prelevement,total_a,total_b", *STAKES))
+@check("EC66-01", needs=("coups.type,gagnant,prelevement,prelevement_apres,total_a,total_b", *STAKES))
 def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a simple coup is 5 % of the winning side, rounded to 0.10 €.
 
@@ -50,7 +50,7 @@ def simple_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
         impact_cents=-r["prelevement_apres_cents"]))
 
 
-@check("EC66-02", needs=("coups.type,gagnant,prelevement,total_b", *STAKES))
+@check("EC66-02", needs=("coups.type,gagnant,prelevement,prelevement_apres,total_b", *STAKES))
 def chouette_levy_exact(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The levy of a chouette coup: before the deal, 5 % of the sums held outside
     the chouette, plus 5 % of the chouette at an adjudication or remise; after

@@ -14,12 +14,12 @@ from auditor.tickets.ledger import NA_INT, PHASES, ledger
 from auditor.model import Cents, Violation
 from auditor.registry import check
 from auditor.frames import cat, find, pair_codes
-from auditor.checks._needs import COUP_KEYS, STAKES, TICKETS
+from auditor.checks._needs import COUP_KEYS, STAKES, TICKET_PHASES, TICKET_RUNS, TICKETS
 
 PHASE_LEVY = {"avant": "prelevement_cents", "apres": "prelevement_apres_cents"}
 
 
-@check("EC661-01", needs=("coups.prelevement", *STAKES, TICKETS))
+@check("EC661-01", needs=("coups.prelevement,prelevement_apres", *STAKES, *TICKET_PHASES))
 def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The tickets detached for a coup and phase add up to the recorded levy.
 
@@ -62,7 +62,7 @@ def tickets_represent_levy(carnet: Carnet, profile: Profile) -> Iterator[Violati
                             params={"recorded_cents": rec, "face_cents": f})
 
 
-@check("EC661-02", needs=(TICKETS, COUP_KEYS))
+@check("EC661-02", needs=(*TICKET_PHASES, COUP_KEYS))
 def fewest_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A coup's tickets (per phase) are the fewest that make their amount with the séance's values.
 
@@ -142,7 +142,7 @@ def three_values_per_seance(carnet: Carnet, profile: Profile) -> Iterator[Violat
                         params={"count": k, "max": most, "valeur_cents": v})
 
 
-@check("EC561-03", needs=(TICKETS, "seances.seance,cagnotte"))
+@check("EC561-03", needs=(*TICKET_RUNS, "seances.seance,cagnotte"))
 def cagnotte_matches_tickets(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """The cagnotte counted for a séance equals the face value of the tickets detached in it.
 

@@ -15,11 +15,11 @@ from auditor.tickets.books import service_days
 from auditor.tickets.ledger import ledger
 from auditor.model import Day, Violation
 from auditor.registry import check
-from auditor.checks._needs import BOOKS, TICKETS
+from auditor.checks._needs import BOOKS, TICKET_RUNS
 
 
 
-@check("EC561-01", needs=(TICKETS, BOOKS, "carnets_tickets.mise_en_service"),
+@check("EC561-01", needs=(*TICKET_RUNS, BOOKS, "carnets_tickets.mise_en_service"),
        needs_if_present=("seances.seance,date",))
 def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Every ticket comes from a book registered for the table, put in service before the ticket is detached.
@@ -78,7 +78,7 @@ def tickets_from_books_in_service(carnet: Carnet, profile: Profile) -> Iterator[
                 "book_last": r["book_last"], "valeur_cents": r["valeur"]}))
 
 
-@check("EC83-03", needs=(TICKETS, BOOKS, "carnets_tickets.paraphe"))
+@check("EC83-03", needs=(*TICKET_RUNS, BOOKS, "carnets_tickets.paraphe"))
 def tickets_from_paraphed_books(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No ticket is detached from a book marked as lacking the paraphe.
 

@@ -12,7 +12,7 @@ from auditor.catalogue import Profile
 from auditor.tickets.ledger import NA_INT, ledger, objects
 from auditor.model import Cents, Violation
 from auditor.registry import check
-from auditor.checks._needs import BOOKS, TICKETS
+from auditor.checks._needs import BOOKS, TICKET_RUNS, TICKETS
 from auditor.frames import cat
 
 
@@ -42,7 +42,7 @@ def ticket_value_allowed(carnet: Carnet, profile: Profile) -> Iterator[Violation
                         found=Cents(v), params={"valeur_cents": v})
 
 
-@check("EC82-02", needs=(TICKETS,))
+@check("EC82-02", needs=TICKET_RUNS)
 def ticket_number_in_series(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Ticket numbers lie in 1 … 1 000 000 and a run's `dernier` does not precede its `premier`.
 
@@ -70,7 +70,7 @@ def ticket_number_in_series(carnet: Carnet, profile: Profile) -> Iterator[Violat
                 params={"number": n, "premier": p, "max": top})
 
 
-@check("EC82-03", needs=(TICKETS,))
+@check("EC82-03", needs=TICKET_RUNS)
 def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No ticket (value and number) is detached twice in the carnet.
 
@@ -96,7 +96,7 @@ def ticket_detached_once(carnet: Carnet, profile: Profile) -> Iterator[Violation
                 "other_coup": r["other_coup"], "other_row": r["other_row"]}))
 
 
-@check("EC561-02", needs=(TICKETS,))
+@check("EC561-02", needs=TICKET_RUNS)
 def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """A value's new ticket numbers never fall below those of the previous coup that used the value.
 
@@ -133,7 +133,7 @@ def ticket_numbers_forward(carnet: Carnet, profile: Profile) -> Iterator[Violati
                 "prev_seance": x["prev_seance"], "prev_coup": x["prev_coup"]}))
 
 
-@check("EC83-01", needs=(TICKETS,), needs_if_present=(BOOKS,))
+@check("EC83-01", needs=TICKET_RUNS, needs_if_present=(BOOKS,))
 def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """No number is skipped inside a book, and no book is left unfinished once a later one is started.
 
@@ -160,7 +160,7 @@ def no_ticket_missing(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
                 "next": r["next"], "valeur_cents": r["valeur"]}))
 
 
-@check("EC83-02", needs=(TICKETS,), needs_if_present=(BOOKS,))
+@check("EC83-02", needs=TICKET_RUNS, needs_if_present=(BOOKS,))
 def last_book_in_progress(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
     """Information: the last book of a value is still in progress at the end of the carnet.
 

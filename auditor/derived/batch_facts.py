@@ -49,8 +49,10 @@ def loose_tickets(carnet: Carnet, profile: Profile) -> tuple:
     if "tickets" not in carnet.tables:
         return ()
     v, p, d, s, c = (_ints(carnet, "tickets", k) for k in ("valeur_cents", "premier", "dernier", "seance", "coup"))
-    d = np.where(d == NA, p, d)
     top = int(profile.ticket_number_max)
+    # An empty or absent `dernier` is `premier` already (normalise fills it): one still <NA>
+    # could not be read (or its column is ambiguous), and the run's last number is unknown.
+    p = np.where(d == NA, NA, p)
     known = (v != NA) & (p != NA)
     placed = known & (s != NA) & (c != NA) & (d >= p)
     out = set()
@@ -114,8 +116,8 @@ def _tickets_readable(carnet: Carnet) -> bool:
     if "tickets" not in carnet.tables:
         return False
     t = carnet.tables["tickets"]
-    if not {"seance", "coup", "valeur_cents", "premier"} <= t.present:
-        return False
+    if not {"seance", "coup", "valeur_cents", "premier"} <= t.present or t.ambiguous:
+        return False   # a column two source columns name is unread: any of its rows could be the last
     return not _unreadable_rows(carnet, "tickets", ("seance", "coup", "valeur_cents", "premier", "dernier", "phase"))
 
 
