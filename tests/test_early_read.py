@@ -183,8 +183,8 @@ def test_ctrl_c_while_the_carnet_is_read_early_stops_cleanly(tmp_path):
 @pytest.mark.subprocess
 def test_a_command_that_stops_before_its_audit_does_not_exit_while_the_carnet_is_read(tmp_path):
     """The command can end before its audit takes the read it started early:
-    here --fail-on-new without --baseline (a usage error found once the
-    auditor is imported), likewise a wrong certificate password, Ctrl-C, or
+    here a signing certificate that cannot be read (a usage error found once
+    the auditor is imported), likewise a wrong password, Ctrl-C, or
     the carnet's timeout while the audit waits on the read. The read must
     not be left running as the interpreter ends: Arrow's threads still at
     work then abort the process ("terminate called without an active
@@ -199,8 +199,9 @@ def test_a_command_that_stops_before_its_audit_does_not_exit_while_the_carnet_is
              "auditor.read.read_csv_folder = slow\n"
              "from auditor.cli import main\nrc = main(sys.argv[1:])\nprint(state[0], rc)\n")
     done = subprocess.run([sys.executable, "-c", probe, "audit", str(folder), "--out", str(tmp_path / "out"),
-                           "--fail-on-new"], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert "--baseline" in done.stderr and "Traceback" not in done.stderr
+                           "--format", "json,pdf", "--sign", str(tmp_path / "missing.p12")],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "--sign" in done.stderr and "Traceback" not in done.stderr
     assert done.stdout.strip() == "read 2"
 
 

@@ -82,9 +82,9 @@ def test_unreadable_carnet_money_is_not_verified_never_zero(samples, lang):
     dom = parse_strict((out / "infractions__classeur-corrompu.xlsx" / "report.html").read_text(encoding="utf-8"))
     zero = _norm(format_cents(0, lang))
     money = {dd.get("id"): _norm(text(dd)) for dd in dom.findall(".//dl[@class='money']/dd")}
-    assert money and all(v == lab["not_checked"] for v in money.values()), money
+    assert money and all(v == lab["unverified"] for v in money.values()), money
     verdict = _norm(text(dom.find(".//p[@id='verdict']")))
-    assert zero not in verdict and lab["not_checked"] in verdict
+    assert zero not in verdict and lab["unverified"] in verdict
     index = parse_strict((out / "index.html").read_text(encoding="utf-8"))
     row = index.find(".//table[@id='carnets']/tbody/tr[@data-id='infractions__classeur-corrompu.xlsx']")
     # The index's column is the amount ("montant … non vérifié", agreed with it).
