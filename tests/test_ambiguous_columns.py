@@ -29,11 +29,11 @@ from auditor.model import Severity, Status
 from auditor.normalise import normalise
 from auditor.read import read_carnet
 from auditor.synth.archive import ArchiveSpec, generate_archive
-from auditor.synth.generate import COLUMNS, MONEY, Spec, generate, source_text, write_csv_folder, write_xlsx
+from auditor.synth.generate import COLUMNS, MONEY, Spec, source_text, write_csv_folder, write_xlsx
 from batch_fixture import run_batch
+from test_imperfect_carnets import KINDS, compliant, findings_by_code, statuses   # the same carnets and views
 
 PROFILE = load_profile()
-KINDS = {"simple": False, "chouette": True}
 CONTAINERS = ("csv", "xlsx")
 # The rules across the carnets of a table need the table's other carnets: never checked alone.
 ACROSS_A_TABLE = {"EC64-10", "EC64-11", "EC83-04", "EC561-04"}
@@ -71,10 +71,6 @@ assert {"mises.restitue", "tickets.phase", "tickets.dernier", "coups.prelevement
 assert ("tickets", "premier") in REQUIRED
 
 
-def compliant(kind: str, seed: int = 5) -> dict:
-    return generate(Spec(seances=2, coups=7, mises=4, seed=seed, chouette=KINDS[kind]))
-
-
 def variant(column: str) -> str:
     """Another way of heading `column` that folds to the same name (`PRELEVEMENT APRES`)."""
     return column.replace("_", " ").upper()
@@ -105,20 +101,8 @@ def write(tables: dict, folder: Path, container: str, table: str | None = None, 
     return write_csv_folder(tables, folder / "carnet", columns=columns)
 
 
-def statuses(result) -> dict[str, Status]:
-    return {r.code: r.status for r in result.rules}
-
-
 def reasons(result) -> dict[str, str | None]:
     return {r.code: r.reason for r in result.rules}
-
-
-def findings_by_code(result) -> dict[str, list[tuple]]:
-    out: dict[str, list[tuple]] = {}
-    for f in result.findings:
-        out.setdefault(f.code, []).append((f.seance, f.coup, f.rang, f.table, f.row, f.column, f.message,
-                                           f.impact_cents))
-    return out
 
 
 def serious(result) -> dict[str, int]:

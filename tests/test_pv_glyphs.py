@@ -154,18 +154,23 @@ def test_any_other_typst_error_is_one_line(monkeypatch):
 MADE: list = []
 
 
+def carnet_with_a_stake_typed(carnet: Path, typed: str) -> Path:
+    """A generated CSV carnet whose first stake's amount (2,00) reads `typed`, as a clerk typed it."""
+    assert main(["generate", str(carnet), "--seances", "2", "--coups", "5", "--mises", "3", "--container", "csv",
+                 "--seed", "1"]) == 0
+    mises = (carnet / "mises.csv").read_text(encoding="utf-8").split("\n")
+    mises[1] = mises[1].replace(";2,00;", f";{typed};", 1)
+    assert typed in mises[1]
+    (carnet / "mises.csv").write_text("\n".join(mises), encoding="utf-8")
+    return carnet
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     """A CSV carnet with an emoji typed in an amount, a casino named in Chinese,
     audited with an inspector's name in Chinese: its output folder."""
     base = tmp_path_factory.mktemp("glyphs")
-    carnet = base / "c"
-    assert main(["generate", str(carnet), "--seances", "2", "--coups", "5", "--mises", "3", "--container", "csv",
-                 "--seed", "1"]) == 0
-    mises = (carnet / "mises.csv").read_text(encoding="utf-8").split("\n")
-    mises[1] = mises[1].replace(";2,00;", f";2,00 {EMOJI};", 1)
-    assert EMOJI in mises[1]
-    (carnet / "mises.csv").write_text("\n".join(mises), encoding="utf-8")
+    carnet = carnet_with_a_stake_typed(base / "c", f"2,00 {EMOJI}")
     head = (carnet / "carnet.csv").read_text(encoding="utf-8").split("\n")
     head[1] = "澳门赌场" + head[1][head[1].index(";"):]
     (carnet / "carnet.csv").write_text("\n".join(head), encoding="utf-8")

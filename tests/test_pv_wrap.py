@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from auditor.cli import main
+from test_pv_glyphs import carnet_with_a_stake_typed
 
 pytestmark = pytest.mark.slow   # a carnet audited and its PV typeset (about 3 s with the imports)
 
@@ -27,13 +28,7 @@ INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 @pytest.fixture(scope="module")
 def pv(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("wrap")
-    carnet = base / "c"
-    assert main(["generate", str(carnet), "--seances", "2", "--coups", "5", "--mises", "3", "--container", "csv",
-                 "--seed", "1"]) == 0
-    mises = (carnet / "mises.csv").read_text(encoding="utf-8").split("\n")
-    mises[1] = mises[1].replace(";2,00;", f";{FOUND};", 1)
-    assert FOUND in mises[1]
-    (carnet / "mises.csv").write_text("\n".join(mises), encoding="utf-8")
+    carnet = carnet_with_a_stake_typed(base / "c", FOUND)
     for name in (SHORT_FILE, LONG_FILE):
         (carnet / name).write_text("a;b\n", encoding="utf-8")   # extra files of the folder: listed with their SHA-256
     out = base / "out"
