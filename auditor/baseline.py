@@ -17,7 +17,6 @@ only that part.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -524,45 +523,6 @@ class Baseline:
                     f.write(b"\n")
                 f.write(b"\n".join(lines) + b"\n")
 
-    def clear_superseded(self, ids: set[str] | list[str], out: Path, batch: bool = True) -> list[str]:
-        """When this run's folder `out` is its own baseline folder (one folder
-        night after night), the carnets' folders this run did not write again
-        — the baseline's carnets vanished or renamed since, and those an older
-        run left — lose the files the auditor made there (report, findings,
-        workbook, procès-verbal), so that no stale report lies beside this
-        run's looking current and no later baseline reads them. What else a
-        folder holds stays — its reviews.jsonl (decisions are never deleted),
-        anything the user put there —, and a folder left empty goes. A carnet
-        audited alone (not `batch`) is not the folder's whole run: only the
-        folder it was renamed from goes. Returns the ids cleared."""
-        if self.folder is None or self.previous is None:
-            return []
-        renamed_from = {r["from"] for r in self.matching.renamed} if self.matching is not None else set()
-        try:
-            if out.resolve() != self.folder.resolve():
-                return []
-            folders = sorted(d for d in out.iterdir() if d.is_dir() and not d.name.startswith("."))
-        except OSError:
-            return []
-        ids = set(ids)
-        cleared = []
-        for d in folders:
-            if batch:
-                superseded = d.name in self.previous.carnets or _ours(d / "findings.json")
-            else:
-                superseded = d.name in renamed_from
-            if d.name in ids or not superseded:
-                continue
-            for name in CARNET_FILES:
-                try:
-                    (d / name).unlink(missing_ok=True)
-                except OSError:
-                    continue
-            cleared.append(d.name)
-            with contextlib.suppress(OSError):
-                d.rmdir()   # only when empty
-        return cleared
-
     def _pool_index(self) -> tuple[dict, dict]:
         """The baseline folder's review lines by fingerprint and by file (positions in the pool), made once."""
         if self._pool_by is None:
@@ -650,19 +610,6 @@ class Baseline:
             return json.loads((self.folder / "summary.json").read_text(encoding="utf-8"))["cross_carnet_findings"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-
-
-# The files the auditor writes in a carnet's folder (OUT/<id>/).
-CARNET_FILES = ("findings.json", "report.html", "annotated.xlsx", "proces-verbal.pdf")
-
-
-def _ours(path: Path) -> bool:
-    """Is `path` a findings.json the auditor wrote?"""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return doc["tool"]["name"] == "ecarte-auditor" and isinstance(doc["findings"], list)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
 
 
 def pooled_reviews(folder: Path, problems: list) -> tuple[list[dict], list[str]]:

@@ -187,10 +187,6 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
                     changes="changes.txt" if changes is not None else None, dashboard=dashboard,
                     memo=batch_files)
-    if baseline is not None:
-        # One folder night after night (--out the --baseline): the folders of
-        # carnets gone since are not left looking like this run's.
-        baseline.clear_superseded({job.id for job in jobs}, out, batch)
     if cache is not None and keep_batches and baseline is not None and baseline.folder is not None:
         # A controller's night: the next one takes this run's files as its
         # baseline, and reads them back from the cache (baseline.read_previous).

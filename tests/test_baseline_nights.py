@@ -153,9 +153,10 @@ def test_one_folder_night_after_night_forgets_carnets_deleted_or_renamed(tmp_pat
     assert changes["baseline"]["vanished"] == ["b.xlsx"]
     assert changes["baseline"]["renamed"] == [{"from": "c.xlsx", "to": "c-renamed.xlsx"}]
     assert sorted(f["fingerprint"] for v in changes["vanished"] for f in v["findings"]) == sorted(b_fps)
-    # The reports of the carnets gone are not left beside this night's; what the user put there stays.
-    assert not (reports / "c.xlsx").exists()
-    assert sorted(p.name for p in (reports / "b.xlsx").iterdir()) == ["notes.txt"]
+    # The reports of the carnets gone are left as they are (never deleted), outside this night's summary.
+    assert sorted(p.name for p in (reports / "b.xlsx").iterdir()) == ["findings.json", "notes.txt", "report.html"]
+    assert (reports / "c.xlsx" / "findings.json").is_file()
+    assert [c["id"] for c in load(reports / "summary.json")["carnets"]] == ["a.xlsx", "c-renamed.xlsx"]
     # The morning after: the vanished carnet's finding acknowledged from this night's folder.
     next_second()
     assert review(reports, b_fps[0], "corrige", "carnet retiré, régularisé") == 0
@@ -167,8 +168,9 @@ def test_one_folder_night_after_night_forgets_carnets_deleted_or_renamed(tmp_pat
         assert changes["counts"]["vanished"] == changes["counts"]["renamed"] == 0
         assert changes["baseline"]["matched_carnets"] == 2
         assert [c["id"] for c in load(reports / "summary.json")["carnets"]] == ["a.xlsx", "c-renamed.xlsx"]
-        # The decision and the user's file are kept.
-        assert sorted(p.name for p in (reports / "b.xlsx").iterdir()) == ["notes.txt", "reviews.jsonl"]
+        # The decision and the user's file are kept, the old reports untouched.
+        assert sorted(p.name for p in (reports / "b.xlsx").iterdir()) == [
+            "findings.json", "notes.txt", "report.html", "reviews.jsonl"]
 
 
 def test_a_baseline_is_the_run_its_summary_lists_not_the_folders_left_beside_it(tmp_path):
@@ -188,7 +190,7 @@ def test_a_baseline_is_the_run_its_summary_lists_not_the_folders_left_beside_it(
     assert load(tmp_path / "n3" / "changes.json")["counts"]["vanished_findings"] == 0
 
 
-def test_a_carnet_alone_in_its_own_folder_renamed_is_renamed_once(tmp_path):
+def test_a_carnet_alone_in_its_own_folder_renamed_is_said_renamed_and_its_old_reports_kept(tmp_path):
     src, reports = tmp_path / "carnets", tmp_path / "reports"
     generate(src / "table1.xlsx", 1, "Casino A", 3, "--breaches", "EC66-01")
     assert audit(src / "table1.xlsx", reports, "--baseline", str(reports)) == 1
@@ -196,11 +198,7 @@ def test_a_carnet_alone_in_its_own_folder_renamed_is_renamed_once(tmp_path):
     next_second()
     assert audit(src / "table1 (2).xlsx", reports, "--baseline", str(reports), "--fail-on-new") == 0
     assert load(reports / "changes.json")["baseline"]["renamed"] == [{"from": "table1.xlsx", "to": "table1__2_.xlsx"}]
-    assert not (reports / "table1.xlsx").exists()
-    next_second()
-    assert audit(src / "table1 (2).xlsx", reports, "--baseline", str(reports), "--fail-on-new") == 0
-    b = load(reports / "changes.json")["baseline"]
-    assert b["vanished"] == [] and b["renamed"] == [] and b["matched_carnets"] == 1
+    assert (reports / "table1.xlsx" / "findings.json").is_file()   # never deleted
 
 
 def test_a_vanished_carnets_finding_acknowledged_closes_and_a_carnet_back_keeps_its_reviews(tmp_path):
@@ -251,3 +249,27 @@ def test_a_carnet_audited_alone_into_the_nightly_folder_leaves_the_others_report
     next_second()
     assert audit(root, reports, "--baseline", str(reports), "--fail-on-new") == 0
     assert load(reports / "changes.json")["baseline"]["vanished"] == []
+
+
+def test_no_report_is_ever_deleted_in_a_folder_that_is_its_own_baseline(tmp_path):
+    """A copy the user made of a carnet's folder (its signed procès-verbal
+    kept), the reports of carnets this run does not audit, a carnet that
+    only shares findings with another (a rename guessed from fingerprints):
+    all left as they are, byte for byte."""
+    import shutil
+
+    root, reports = tmp_path / "carnets", tmp_path / "reports"
+    for name, table, seed in (("a.xlsx", 1, 3), ("b.xlsx", 2, 4), ("c.xlsx", 3, 5)):
+        generate(root / name, table, "Casino A", seed, "--breaches", "EC66-01")
+    assert audit(root, reports, "--baseline", str(reports)) == 1
+    shutil.copytree(reports / "b.xlsx", reports / "b-copie-signee")
+    before = {p.relative_to(reports).as_posix(): p.read_bytes() for p in reports.rglob("*")
+              if p.is_file() and p.parent != reports and not p.parent.name.startswith(("a.", "dashboard"))}
+    next_second()
+    main(["audit", str(root / "a.xlsx"), str(root / "c.xlsx"), "--out", str(reports), "--quiet",
+          "--baseline", str(reports)])                                            # a batch of part of the folder
+    next_second()
+    audit(root / "a.xlsx", reports, "--baseline", str(reports))                    # one carnet alone
+    after = {k: (reports / k).read_bytes() for k in before if (reports / k).is_file()}
+    assert {k for k in before if not k.startswith("c.xlsx/")} <= set(after)
+    assert all(after[k] == before[k] for k in after if k.startswith(("b.xlsx/", "b-copie-signee/")))
