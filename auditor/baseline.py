@@ -614,22 +614,19 @@ class Baseline:
 
 def pooled_reviews(folder: Path, problems: list) -> tuple[list[dict], list[str]]:
     """Every review file of a run's folder (`<id>/reviews.jsonl`) as one
-    sequence, and the folder id of each line's file. Each file keeps its own
-    order (the order of its decisions); across files a line comes after those
-    recorded before it (`at`), ties in the order of the files' ids — so that
-    when two carnets' files hold decisions on one fingerprint (a finding
+    sequence, and the folder id of each line's file, in the order the
+    decisions were recorded (`at`, read as a moment: `11:00+02:00` is before
+    `10:00Z`), ties in the order of the files' ids, then of their lines — so
+    that when two carnets' files hold decisions on one fingerprint (a finding
     across carnets), the latest recorded is its decision, the same for every
-    carnet it involves."""
-    import heapq
-
-    files = []
+    carnet it involves, whatever other lines the files hold."""
+    lines = []
     for path in sorted(folder.glob(f"*/{FILE_NAME}")):
         loaded = load_reviews(path)
         problems += loaded.problems
-        if loaded.entries:
-            files.append([(e, path.parent.name) for e in loaded.entries])
+        lines += [(_moment(e.get("at")), path.parent.name, n, e) for n, e in enumerate(loaded.entries)]
     entries, owners, kept = [], [], set()
-    for e, cid in heapq.merge(*files, key=lambda line: (line[0]["at"], line[1])):
+    for _, cid, _, e in sorted(lines, key=lambda line: line[:3]):
         # A line carried into another carnet's folder (renamed, in a folder that is
         # its own baseline) is one decision, not two.
         key = json.dumps(e, sort_keys=True, ensure_ascii=False, default=str)
@@ -638,6 +635,17 @@ def pooled_reviews(folder: Path, problems: list) -> tuple[list[dict], list[str]]
             entries.append(e)
             owners.append(cid)
     return entries, owners
+
+
+def _moment(at) -> float:
+    """A review's `at` as seconds since 1970 (UTC when it names no zone; an unreadable one first)."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+    except ValueError:
+        return float("-inf")
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def history_rows(findings: list[Finding], compared: BaselineComparison, seance_dates: dict[int, str]) -> list[dict]:

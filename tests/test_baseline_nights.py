@@ -137,6 +137,23 @@ def test_decisions_of_two_files_on_one_fingerprint_take_the_latest_then_the_file
     assert len(files) == len(entries) == 5
 
 
+@pytest.mark.parametrize("later_at", ["2026-03-02T10:00:00Z", "2026-03-02T12:00:00+02:00"], ids=["utc", "offset"])
+def test_the_latest_decision_is_the_latest_moment_whatever_else_the_files_hold(tmp_path, later_at):
+    """A file whose lines are not in time order (a line recorded on another
+    machine, a clock set back, a hand edit) and times written with an offset:
+    the decision recorded last, as a moment, holds — whatever other lines come first."""
+    from auditor.baseline import pooled_reviews
+    from auditor.reviews import latest, record_review
+
+    record_review(tmp_path / "a.xlsx" / "reviews.jsonl", "9" * 20, "confirme", "vu", "ctrl",
+                  at="2026-03-05T09:00:00Z", carnet="a.xlsx")        # unrelated, and later than both below
+    record_review(tmp_path / "a.xlsx" / "reviews.jsonl", "f" * 20, "justifie", "vu", "ctrl",
+                  at="2026-03-02T09:00:00Z", carnet="a.xlsx")
+    record_review(tmp_path / "b.xlsx" / "reviews.jsonl", "f" * 20, "confirme", "vu", "ctrl",
+                  at=later_at, carnet="b.xlsx")
+    assert latest(pooled_reviews(tmp_path, [])[0])["f" * 20]["status"] == "confirme"
+
+
 def test_one_folder_night_after_night_forgets_carnets_deleted_or_renamed(tmp_path):
     root, reports, cache = tmp_path / "carnets", tmp_path / "reports", tmp_path / "cache"
     for name, table, seed in (("a.xlsx", 1, 3), ("b.xlsx", 2, 4), ("c.xlsx", 3, 5)):
