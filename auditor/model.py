@@ -217,9 +217,10 @@ class BatchCarnet:
       kind 1, numbers a hole of EC83-04 may not meet (a reversed run's span;
       valeur_cents −1: a row of unknown value; first 1 and last the profile's
       highest number: a row of unknown numbers).
-    - `seances_loose`: séance rows left out of `seances` (number or date not
-      readable): a gap of séances between two carnets such a row may fill is
-      not reported (EC64-11).
+    - `seances_loose`: how many séance rows have no readable number, and
+      `seances_undated` the numbers of those whose date alone cannot be read:
+      rows left out of `seances`; a gap of séances between two carnets such a
+      row may fill is not reported (EC64-11).
     Cells are Excel references for workbooks, None for CSV folders.
     """
 
@@ -238,3 +239,4 @@ class BatchCarnet:
     open_books: tuple = ()
     loose_tickets: tuple = ()
     seances_loose: int = 0
+    seances_undated: tuple = ()

@@ -287,6 +287,26 @@ def test_half_written_entries_go_once_stale_and_nothing_else_of_the_cache(tmp_pa
     assert all(p.exists() for p in (whole, young, other, root / BATCH_FOLDER / ".x.tmp1", root / "abc" / "y.tmp1"))
 
 
+def test_the_code_digest_reads_the_packages_python_files_and_skips_what_cannot_be_read(tmp_path, monkeypatch):
+    """The cache key's digest of the package's code: a file changed is another
+    key; an editor's lock file (a dangling `.#name.py` link) is no code, never a traceback."""
+    from auditor.batch import cache
+
+    pkg = tmp_path / "auditor"
+    (pkg / "batch").mkdir(parents=True)
+    (pkg / "batch" / "cache.py").write_text("x = 1\n")
+    (pkg / "rules.py").write_text("y = 2\n")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "stale.py").write_text("not code of the package\n")
+    monkeypatch.setattr(cache, "__file__", str(pkg / "batch" / "cache.py"))
+    first = cache._code_digest()
+    (pkg / ".#rules.py").symlink_to(tmp_path / "nowhere")
+    (pkg / "__pycache__" / "stale.py").write_text("changed\n")
+    assert cache._code_digest() == first
+    (pkg / "rules.py").write_text("y = 3\n")
+    assert cache._code_digest() != first
+
+
 def test_a_baseline_kept_beside_the_cache_is_the_one_read(shared, tmp_path, monkeypatch):
     """A controller's night keeps its output folder, as the next night's
     baseline reads it, beside the cache: the next night reads it back

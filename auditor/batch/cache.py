@@ -70,8 +70,12 @@ def _code_digest() -> str:
         subfolders[:] = [d for d in subfolders if d != "__pycache__"]
         found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
     for path in sorted(found):
-        with open(path, "rb") as f:
-            h.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0" + f.read())
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:   # an editor's lock file (a dangling `.#name.py` link) is no code
+            continue
+        h.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0" + data)
     return h.hexdigest()
 
 

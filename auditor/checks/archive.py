@@ -207,6 +207,8 @@ def carnets_of_a_table_do_not_overlap(batch: Sequence[BatchCarnet], profile: Pro
         return
     for e, k, how in a.overlapping:
         earlier, later = a.carnet(e), a.carnet(k)
+        # Dated before the earlier carnet's last: the dates; a séance both hold: its number.
+        column = "date" if how == "dates" else "seance"
         if how == "dates":
             s, theirs = later.seances[0], earlier.seances[-1]
         else:
@@ -217,7 +219,7 @@ def carnets_of_a_table_do_not_overlap(batch: Sequence[BatchCarnet], profile: Pro
             expected=Day(f"≥ {theirs[1]}") if how == "dates" else None, found=Day(s[1]),
             kind="default" if how == "dates" else "same_seance",
             params={"other": earlier.path, "other_last": Day(earlier.seances[-1][1]), "date": Day(s[1]),
-                    "places": [_seance_place(later, s, "date"), _seance_place(earlier, theirs, "date")],
+                    "places": [_seance_place(later, s, column), _seance_place(earlier, theirs, column)],
                     "identity": _identity(earlier, later, int(s[0]), s[1])})
 
 
@@ -238,10 +240,13 @@ def no_seance_missing_between_carnets(batch: Sequence[BatchCarnet], profile: Pro
         if (k - 1, k) in overlap:
             continue
         prev, nxt = a.carnet(k - 1), a.carnet(k)
-        if prev.seances_loose or nxt.seances_loose:
-            continue   # a séance row left out (number or date unreadable) may be a "missing" one
         last, first = int(prev.seances[-1][0]), nxt.seances[0]
         if int(first[0]) <= last + 1:
+            continue
+        # A séance row left out may be a "missing" one: any, when its number
+        # cannot be read; the one it numbers, when only its date cannot.
+        undated = (*prev.seances_undated, *nxt.seances_undated)
+        if prev.seances_loose or nxt.seances_loose or any(last < n < int(first[0]) for n in undated):
             continue
         missing = _span(last + 1, int(first[0]) - 1)
         yield Violation(

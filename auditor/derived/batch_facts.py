@@ -67,12 +67,16 @@ def loose_tickets(carnet: Carnet, profile: Profile) -> tuple:
     return tuple(sorted(out))
 
 
-def _seances_loose(carnet: Carnet) -> int:
-    """The séance rows whose number or date is not readable (left out of the carnet's séances)."""
-    t = carnet.tables["seances"]
+def _seances_loose(carnet: Carnet) -> tuple[int, tuple]:
+    """The séance rows left out of the carnet's séances: how many have no
+    readable number (any séance), and the numbers of those whose date alone
+    cannot be read."""
     number = _ints(carnet, "seances", "seance")
+    if not len(number):
+        return 0, ()
     days = series(carnet, "seances", "date").to_numpy(dtype="datetime64[D]")
-    return int(np.count_nonzero((number == NA) | np.isnat(days))) if len(t.df) else 0
+    undated = sorted(set(number[(number != NA) & np.isnat(days)].tolist()))
+    return int(np.count_nonzero(number == NA)), tuple(undated)
 
 
 def _unreadable_rows(carnet: Carnet, table: str, fields) -> bool:
@@ -183,4 +187,5 @@ def batch_facts(carnet: Carnet, carnet_id: str, path: str, profile: Profile | No
         carnet_id, path, casino, int(table), runs, placeable=True, tickets_readable=readable,
         date_debut=cover.get("date_debut"), seances=seances,
         ticket_ends=_ticket_ends(carnet, profile) if readable else (),
-        books=_books(carnet, profile), loose_tickets=loose, seances_loose=_seances_loose(carnet))
+        books=_books(carnet, profile), loose_tickets=loose, **dict(zip(("seances_loose", "seances_undated"),
+                                                                       _seances_loose(carnet))))
