@@ -187,8 +187,9 @@ def blind_cells(carnet: Carnet, table: str, field: str) -> np.ndarray:
     """`carnet.unreadable_cells(table, field)` as a bool array, without
     touching the frame when no cell of that field is unreadable (the usual case)."""
     source = carnet.tables[table].source_column(field)
-    if not any(code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"
-               for code, v in carnet.problems):
+    if not carnet.tables[table].ambiguous and not any(
+            code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"
+            for code, v in carnet.problems):
         return np.zeros(len(carnet.tables[table].df), dtype=bool)
     return carnet.unreadable_cells(table, field).to_numpy(bool)
 

@@ -106,6 +106,9 @@ class Carnet:
         missing value skip those rows (a required cell left empty is empty).
         """
         t = self.tables[table]
+        if self.ambiguous(f"{table}.{field_name}"):
+            # Two source columns name it, neither read: every cell is unknown, none empty.
+            return pd.Series(True, index=t.df.index, dtype=bool)
         source = t.source_column(field_name)
         rows = {v.row for code, v in self.problems
                 if code == "EC00-02" and v.table == table and v.column == source and v.kind != "missing"}
@@ -115,6 +118,8 @@ class Carnet:
         """Rows of `table` with an unreadable or empty required cell in any of
         `fields`: rows whose value there is unknown."""
         t = self.tables[table]
+        if any(self.ambiguous(f"{table}.{f}") for f in fields):
+            return pd.Series(True, index=t.df.index, dtype=bool)
         sources = {t.source_column(f) for f in fields}
         rows = {v.row for code, v in self.problems
                 if code == "EC00-02" and v.table == table and v.column in sources}

@@ -156,6 +156,31 @@ def test_an_ambiguous_column_with_a_default_is_unknown_never_its_default(kind, c
     check_ambiguous(baselines[kind, container], result, table, column)
 
 
+def optional_without_default() -> list[tuple[str, str]]:
+    """(table, source column) of every optional column the format gives no default."""
+    return [(table, column.metadata.get("source") or field)
+            for table, schema in ecarte_schemas.MODELS.items() for field, column in schema.columns.items()
+            if not column.metadata.get("required") and column.metadata.get("default") is None
+            and not column.metadata.get("default_from")]
+
+
+WITHOUT_DEFAULT = optional_without_default()
+assert {"coups.chouette", "coups.en_dehors", "coups.evenement"} <= {f"{t}.{c}" for t, c in WITHOUT_DEFAULT}
+UNKNOWN_CASES = [(k, c, *item) for item in WITHOUT_DEFAULT for k in KINDS for c in CONTAINERS]
+
+
+@pytest.mark.parametrize("kind, container, table, column", UNKNOWN_CASES,
+                         ids=[f"{k}-{c}-{t}.{col}" for k, c, t, col in UNKNOWN_CASES])
+def test_an_ambiguous_column_without_a_default_is_every_cell_unknown_never_empty(kind, container, table, column,
+                                                                               tmp_path):
+    """An optional column without a default (the chouette's amounts, the
+    coup's event, the séance's stamp…) written twice: its cells are unknown,
+    as unreadable cells are, never empty — no "chouette without its amount",
+    no "run without adjudication" on a compliant carnet; its EC00-01 alone."""
+    result = audit_path(write(compliant(kind), tmp_path, container, table, column), PROFILE, debug=True)
+    assert serious(result) == {"EC00-01": 1}, findings_by_code(result)
+
+
 GUESS_CASES = [(c, *item) for item in DEFAULTED for c in CONTAINERS]
 
 
