@@ -272,10 +272,9 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
         raise error
     finished.sort(key=lambda f: f.index)
     states: dict[str, dict] = {}
-    for index, job in enumerate(jobs):
-        if baseline is not None:
-            baseline.carry_reviews(job.id, out)
     if baseline is not None:
+        for job in jobs:
+            baseline.carry_reviews(job.id, out)
         baseline.carry_gone_reviews([job.id for job in jobs], out)
     for index, job in enumerate(jobs):
         for fp, state in finished[index].across_states.items():

@@ -79,14 +79,6 @@ def _seances_loose(carnet: Carnet) -> tuple[int, tuple]:
     return int(np.count_nonzero(number == NA)), tuple(undated)
 
 
-def _unreadable_rows(carnet: Carnet, table: str, fields) -> bool:
-    """Whether a cell of `fields` in `table` is unknown: unreadable, or a
-    required cell left empty (EC00-02): the row's value there could be any."""
-    t = carnet.tables[table]
-    sources = {t.source_column(f) for f in fields}
-    return any(code == "EC00-02" and v.table == table and v.column in sources for code, v in carnet.problems)
-
-
 def _seances(carnet: Carnet) -> tuple:
     """The readable séances `(number, iso_date, row, cell, date_cell)` in the
     order of séances (date, then number, then row): `cell` the séance number's."""
@@ -122,7 +114,8 @@ def _tickets_readable(carnet: Carnet) -> bool:
     t = carnet.tables["tickets"]
     if not {"seance", "coup", "valeur_cents", "premier"} <= t.present or t.ambiguous:
         return False   # a column two source columns name is unread: any of its rows could be the last
-    return not _unreadable_rows(carnet, "tickets", ("seance", "coup", "valeur_cents", "premier", "dernier", "phase"))
+    # Unreadable, or a required cell left empty (EC00-02): the row's value there could be any.
+    return not carnet.unreadable_rows("tickets", "seance", "coup", "valeur_cents", "premier", "dernier", "phase").any()
 
 
 def _ticket_ends(carnet: Carnet, profile: Profile) -> tuple:
