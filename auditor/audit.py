@@ -15,7 +15,7 @@ import numpy as np
 
 from auditor.arrays import equals
 from auditor.carnet import Carnet, Source
-from auditor.catalogue import Money, Profile, RowRejection, codes_with_money, load_catalogue, same_loss_groups
+from auditor.catalogue import Money, Profile, RowRejection, codes_with_money, load_catalogue
 from auditor.derived.levy import levy_totals
 from auditor.findings import make_finding
 from auditor.fingerprint import assign as assign_fingerprints, seance_dates
@@ -25,6 +25,7 @@ from auditor.model import (AuditResult, BatchCarnet, Finding, RuleStatus, Severi
                            sort_findings)
 from auditor.normalise import normalise
 from auditor.read import read_carnet
+from auditor.stake import total_at_stake
 from auditor.checks import registered, registered_batch
 
 
@@ -199,27 +200,6 @@ def _summary(carnet: Carnet, profile: Profile, findings: list[Finding], checked:
         "formulas": sum(len(getattr(t, "formulas", ())) for t in carnet.tables.values()),
         "tables": tables,
     }
-
-
-def total_at_stake(findings: list[Finding]) -> int:
-    """The money at stake, each cent once: the positive impacts of the
-    findings, except that per séance the rules of one same-loss group of the
-    catalogue (a lost ticket is both a levy recorded without its tickets,
-    EC661-01, and a number missing from its series, EC83-01) count as the
-    largest of them, not their sum (docs/interpretations.md, "Money at stake")."""
-    group_of = {code: group for group, codes in same_loss_groups().items() for code in codes}
-    total = 0
-    per_seance: dict[tuple, dict[str, int]] = {}
-    for f in findings:
-        if f.impact_cents <= 0:
-            continue
-        group = group_of.get(f.code)
-        if group:
-            sums = per_seance.setdefault((group, f.seance), {})
-            sums[f.code] = sums.get(f.code, 0) + f.impact_cents
-        else:
-            total += f.impact_cents
-    return int(total + sum(max(sums.values()) for sums in per_seance.values()))
 
 
 def row_accounting(carnet: Carnet, findings: list[Finding]) -> dict:

@@ -108,7 +108,8 @@ class RuleMeta:
     messages: dict[str, dict[str, str]]
     money: Money = Money.NONE
     # Rules of one group count the same cents twice (a lost ticket is a levy
-    # without its tickets and a missing number): totals take the larger per séance.
+    # without its tickets and a missing number): per séance, the rules of one
+    # kind of money add up and the totals take the larger kind (auditor.stake).
     same_loss: str | None = None
     rejects_row: RowRejection = RowRejection.NEVER
     ticket_map: TicketMap | None = None
@@ -265,8 +266,9 @@ def load_catalogue() -> dict[str, RuleMeta]:
 
 
 def _check_across(rules: dict[str, RuleMeta]) -> None:
-    """What no single file can say wrong: a same-loss group of one rule counts
-    nothing twice (a misspelt group name), and a ticket-map column takes one rule."""
+    """What no single file can say wrong: a same-loss group of one rule, or of
+    one kind of money, counts nothing once (a misspelt group name), and a
+    ticket-map column takes one rule."""
     groups: dict[str, list[str]] = {}
     columns: dict[TicketMap, list[str]] = {}
     for meta in rules.values():
@@ -277,6 +279,10 @@ def _check_across(rules: dict[str, RuleMeta]) -> None:
     for name, codes in groups.items():
         if len(codes) < 2:
             raise ValueError(f"same_loss group {name!r} has one rule ({codes[0]}): name it in another rule, or drop it")
+        # Rules of one kind of money add up (auditor.stake): a group needs two kinds to count anything once.
+        if len({rules[c].money for c in codes}) < 2:
+            raise ValueError(f"same_loss group {name!r} counts one kind of money ({rules[codes[0]].money.value}): "
+                             f"its rules add up, nothing is counted once")
     for column, codes in columns.items():
         if len(codes) > 1:
             raise ValueError(f"ticket_map {column.value!r} is claimed by {codes}")

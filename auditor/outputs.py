@@ -113,6 +113,8 @@ class Finished:
     # What changed since the baseline (baseline.changes_part): changes.json's part of this carnet.
     changes: dict = field(default_factory=dict)
     seances: list[dict] | None = None   # per séance, its totals for --history (CarnetAudit.seances)
+    # Its own findings' money at stake (auditor.stake.stake_parts), for the batch's total.
+    stake: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     (auditor.sign), None leaves it unsigned."""
     from auditor import baseline
     from auditor.report.cross_carnet import combined_verdict, counted_with
+    from auditor.stake import stake_parts, total_at_stake
 
     formats, at = options.formats, options.generated_at or generated_at()
     # findings.json and report.html are rendered with slots where the run's
@@ -196,6 +199,11 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
     compared = baseline.apply(findings, context)
     summary = counted_with(audit.document["summary"], across)
+    # The money of its findings across carnets counts as its own (a lost ticket
+    # shows as EC661-01 here and EC83-04 with its neighbour: once, auditor.stake).
+    own_stake = stake_parts(audit.findings)
+    if across:
+        summary["impact_cents"] = total_at_stake(findings)
     statuses = _across_statuses(checked_across or {}, across)
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
     doc = {**audit.document, "generated_at": slot.iso, "summary": summary, "rules": rules,
@@ -240,7 +248,8 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     states = {f.fingerprint: {"baseline_state": compared.state(f), "review": compared.reviews.get(f.fingerprint)}
               for f in across}
     return Finished(files, entry, worst, rows, states, stamped=stamped,
-                    changes=baseline.changes_part(findings, compared, context), seances=audit.seances)
+                    changes=baseline.changes_part(findings, compared, context), seances=audit.seances,
+                    stake=own_stake)
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:
@@ -258,10 +267,11 @@ def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> d
 def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: str, generated_at: str,
                 cross_findings: list[dict] | None = None, trends: list[dict] | None = None,
                 tables: list[dict] | None = None, baseline: dict | None = None, changes: str | None = None,
-                dashboard: str | None = None, memo=None) -> None:
+                dashboard: str | None = None, memo=None, impact_cents: int = 0) -> None:
     """Write the batch's summary.json and index.html beside the carnets' folders.
     Each carnet's row counts the findings across carnets that involve it; the
-    totals count each of them once. `tables`: per casino and table, its
+    totals count each of them once, and `impact_cents` is the batch's money
+    at stake, each cent once (auditor.stake.batch_at_stake). `tables`: per casino and table, its
     carnets in order and how the rules across its carnets went. `baseline`:
     summary.json's `baseline` (path, matched carnets, renamed, vanished);
     `changes`: the file of what changed since it, which the index links;
@@ -276,33 +286,35 @@ def write_batch(entries: list[dict], out: Path, formats: tuple[str, ...], lang: 
         import pickle
 
         digest = hashlib.sha256(pickle.dumps((entries, formats, lang, cross_findings, trends, tables, baseline,
-                                              changes, dashboard), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+                                              changes, dashboard, impact_cents),
+                                             protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
         files = memo.recall(digest)
         if files is None:
-            files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard)
+            files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard,
+                                 impact_cents)
             memo.keep(digest, files)
     else:
-        files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard)
+        files = _batch_files(entries, formats, lang, cross_findings, trends, tables, baseline, changes, dashboard,
+                             impact_cents)
     for name, stamped in files.items():
         write_atomic(out / name, stamped.fill(generated_at))
 
 
 def _batch_files(entries: list[dict], formats: tuple[str, ...], lang: str, cross_findings: list[dict] | None,
                  trends: list[dict] | None, tables: list[dict] | None, baseline: dict | None, changes: str | None,
-                 dashboard: str | None) -> dict[str, Stamped]:
+                 dashboard: str | None, impact_cents: int) -> dict[str, Stamped]:
     """summary.json and index.html as `write_batch` writes them, with slots where the run's time goes."""
     from auditor.report.cross_carnet import SEVERITY_KEYS
 
     cross_findings = cross_findings or []
-    totals = {k: sum(e["summary"][k] for e in entries)
+    totals = {k: impact_cents if k == "impact_cents" else sum(e["summary"][k] for e in entries)
               for k in ("errors", "warnings", "info", "impact_cents", "rows_read", "rows_rejected")}
     for e in entries:   # what each carnet counted of the findings across carnets
         cc = e.get("cross_carnet") or {}
-        for k in ("errors", "warnings", "info", "impact_cents"):
+        for k in ("errors", "warnings", "info"):
             totals[k] -= int(cc.get(k, 0))
     for f in cross_findings:   # … counted once
         totals[SEVERITY_KEYS[f["severity"]]] += 1
-        totals["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
     totals["carnets"] = len(entries)
     totals["cross_carnet_findings"] = len(cross_findings)
     slot = StampSlots.new()

@@ -36,6 +36,7 @@ from auditor.marked_folders import RUN_SPOOLS, WARM_UPS, remove
 from auditor.model import Severity
 from auditor.outputs import Finished, write_batch
 from auditor.report.cross_carnet import attribute
+from auditor.stake import batch_at_stake
 
 
 @dataclass
@@ -168,6 +169,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         notice(problem)   # review lines left out, an unreadable baseline: said once every carnet is done
     entries = [f.entry for f in finished]
     attribute(entries, cross)
+    at_stake = batch_at_stake({f.entry["id"]: _stake(f) for f in finished}, cross) if batch else 0
     changes = None
     if baseline is not None and baseline.folder is not None:
         from auditor.report.changes import changes_document, write_changes
@@ -186,7 +188,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
         write_batch(entries, out, index_formats or options.formats, options.lang, options.generated_at, cross,
                     trends, tables, baseline=baseline.summary() if baseline is not None else None,
                     changes="changes.txt" if changes is not None else None, dashboard=dashboard,
-                    memo=batch_files)
+                    memo=batch_files, impact_cents=at_stake)
     if cache is not None and keep_batches and baseline is not None and baseline.folder is not None:
         # A controller's night: the next one takes this run's files as its
         # baseline, and reads them back from the cache (baseline.read_previous).
@@ -197,6 +199,17 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     worst = max((f.worst for f in finished if f.worst is not None), default=None)
     return RunResult(entries, worst, cross, cached=sum(h.cached for h in held.values()), history=rows,
                      changes=changes)
+
+
+
+def _stake(fin: Finished) -> tuple:
+    """The carnet's own money at stake in `auditor.stake`'s parts. A carnet
+    finished without them (none is, but a kept file may be older): its total
+    without the money of its findings across carnets, as one plain sum."""
+    if fin.stake is not None:
+        return fin.stake
+    own = int(fin.entry["summary"]["impact_cents"]) - int((fin.entry.get("cross_carnet") or {}).get("impact_cents", 0))
+    return own, {}
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,

@@ -281,7 +281,7 @@ def test_a_lost_ticket_counts_once_in_the_total(kind, container, baselines, tmp_
 
 
 def test_other_impacts_add_up():
-    from auditor.audit import total_at_stake
+    from auditor.stake import total_at_stake
     from auditor.model import Finding, Severity
 
     def f(code, seance, cents):

@@ -195,6 +195,11 @@ def test_catalogue_refuses_a_same_loss_group_of_one_and_a_shared_ticket_column()
     lone = _parse_rule(_entry(money="levy", same_loss="alone"), "x")
     with pytest.raises(ValueError, match="alone"):
         _check_across({"EC64-99": lone})
+    # Two rules of one kind of money add up: such a group would count nothing once.
+    same = [_parse_rule(_entry(code=c, money="face_value", same_loss="numbers"), "x") for c in ("EC64-98", "EC64-99")]
+    with pytest.raises(ValueError, match="numbers"):
+        _check_across({m.code: m for m in same})
+    _check_across({"EC64-98": same[0], "EC64-99": _parse_rule(_entry(money="levy", same_loss="numbers"), "y")})
     a = _parse_rule(_entry(ticket_map="missing"), "a")
     with pytest.raises(ValueError, match="missing"):
         _check_across({"EC64-98": a, "EC64-99": a})
