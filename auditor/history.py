@@ -608,9 +608,9 @@ _AT_STAKE = ("open AND NOT (coalesce(review_status, '') IN ('justifie', 'faux_po
 QUERIES = {
     "money": f"""
         SELECT casino, table_no, strftime(seance_date, '%Y-%m') AS month,
-               count(*) AS findings, sum(greatest(impact_cents, 0)) AS impact_cents
+               count(*) AS findings, sum(stake_cents) AS impact_cents
         FROM selected WHERE {_AT_STAKE}
-        GROUP BY ALL HAVING sum(greatest(impact_cents, 0)) > 0 ORDER BY casino, table_no, month""",
+        GROUP BY ALL HAVING sum(stake_cents) > 0 ORDER BY casino, table_no, month""",
     "codes": """
         SELECT code, strftime(seance_date, '%Y-%m') AS month, count(*) AS findings,
                count(*) FILTER (WHERE open) AS open
@@ -656,7 +656,34 @@ def select(con, severities: tuple[str, ...] | None = None, older_than: int | Non
     if older_than is not None:
         where.append(f"seance_date <= CAST('{today()}' AS DATE) - INTERVAL {int(older_than)} DAY")
     kind = "TEMP TABLE" if table else "VIEW"
-    con.execute(f"CREATE OR REPLACE {kind} selected AS SELECT * FROM findings WHERE {' AND '.join(where)}")
+    con.execute(f"CREATE OR REPLACE {kind} selected AS {_with_stake(' AND '.join(where))}")
+
+
+def _with_stake(where: str) -> str:
+    """The findings `where` keeps, with `stake_cents`: each one's part of the
+    money at stake, each cent once (auditor.stake) — 0 when it is closed,
+    justified or a false positive; and of the rules of one same-loss group,
+    per carnet and séance, only the larger kind of money counts (a lost
+    ticket is both EC661-01 and EC83-01: its money once). Any sum of
+    `stake_cents` over carnets, séances, tables or months counts each cent
+    once; `impact_cents` stays each finding's own."""
+    from auditor.stake import loss_kinds
+
+    rows = [f"('{code}', '{group}', '{money}')" for code, (group, money) in sorted(loss_kinds().items())]
+    losses = (f"(VALUES {', '.join(rows)}) AS l(code, _grp, _kind)" if rows
+              else "(SELECT NULL::VARCHAR AS code, NULL::VARCHAR AS _grp, NULL::VARCHAR AS _kind WHERE false) AS l")
+    return f"""
+        WITH f AS (
+            SELECT *, CASE WHEN {_AT_STAKE} THEN greatest(impact_cents, 0) ELSE 0 END AS _cents
+            FROM findings WHERE {where}),
+        g AS (SELECT f.*, l._grp, l._kind FROM f LEFT JOIN {losses} USING (code)),
+        k AS (SELECT *, sum(_cents) OVER (PARTITION BY carnet_id, seance, _grp, _kind) AS _kind_sum FROM g),
+        b AS (SELECT *, max(_kind_sum) OVER (PARTITION BY carnet_id, seance, _grp) AS _top FROM k),
+        w AS (SELECT *, min(CASE WHEN _kind_sum = _top THEN _kind END)
+                        OVER (PARTITION BY carnet_id, seance, _grp) AS _winner FROM b)
+        SELECT * EXCLUDE (_cents, _grp, _kind, _kind_sum, _top, _winner),
+               CAST(CASE WHEN _grp IS NULL OR _kind = _winner THEN _cents ELSE 0 END AS BIGINT) AS stake_cents
+        FROM w"""
 
 
 def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | None = None,

@@ -115,7 +115,7 @@ FINDINGS = """
     SELECT coalesce(casino, '') AS casino, table_no, strftime(seance_date, '%Y-%m') AS month,
            count(*) FILTER (WHERE severity = 'error'), count(*) FILTER (WHERE severity = 'warning'),
            count(*) FILTER (WHERE severity = 'info'),
-           CAST(coalesce(sum(greatest(impact_cents, 0)) FILTER (WHERE {at_stake}), 0) AS BIGINT),
+           CAST(coalesce(sum(stake_cents), 0) AS BIGINT),
            count(*) FILTER (WHERE open),
            count(*) FILTER (WHERE open AND date_diff('day', seance_date, CAST($today AS DATE)) >= {a30}),
            count(*) FILTER (WHERE open AND date_diff('day', seance_date, CAST($today AS DATE)) >= {a90}),
@@ -173,7 +173,7 @@ def compute(folder: Path, archive: tuple[str, ...] | None = None) -> Indicators:
         cells["levy_rate"].value = (Decimal(levy) / Decimal(mass)).quantize(RATE_PLACES, ROUND_HALF_EVEN) \
             if mass else None
         cells["cagnotte_vs_tickets_cents"].value = cagnotte
-    query = FINDINGS.format(at_stake=history._AT_STAKE, a30=AGES[0], a90=AGES[1], archive=archive)
+    query = FINDINGS.format(a30=AGES[0], a90=AGES[1], archive=archive)
     for casino, table_no, m, err, warn, info, impact, opened, a30, a90, arch in con.execute(
             query, {"today": today}).fetchall():
         cells = month(casino, table_no, m)

@@ -29,7 +29,7 @@ from auditor.catalogue import load_catalogue, same_loss_groups
 Buckets = dict[tuple, dict[str, int]]
 
 
-def _groups() -> dict[str, tuple[str, str]]:
+def loss_kinds() -> dict[str, tuple[str, str]]:
     """Per rule of a same-loss group: its group and its kind of money."""
     catalogue = load_catalogue()
     return {code: (group, catalogue[code].money.value) for group, codes in same_loss_groups().items()
@@ -39,7 +39,7 @@ def _groups() -> dict[str, tuple[str, str]]:
 def stake_parts(findings: Iterable) -> tuple[int, Buckets]:
     """The findings' positive impacts: those outside any same-loss group
     summed, the others per (group, séance) and kind of money."""
-    of = _groups()
+    of = loss_kinds()
     plain, buckets = 0, {}
     for f in findings:
         cents = int(f.impact_cents or 0)
@@ -68,7 +68,7 @@ def batch_at_stake(parts: dict[str, tuple[int, Buckets]], cross: Iterable[dict])
     summary.json lists them (`code`, `impact_cents`, `across` with each
     place's `carnet` and `seance`). A finding across carnets of a same-loss
     group joins the séances of all its places into one account."""
-    of = _groups()
+    of = loss_kinds()
     plain = sum(p for p, _ in parts.values())
     parent: dict[tuple, tuple] = {}
 

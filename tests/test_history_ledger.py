@@ -417,3 +417,27 @@ def test_an_audit_with_a_damaged_history_still_writes_its_reports(tmp_path, caps
         in (0, 1)
     assert (tmp_path / "o2" / "index.html").is_file() and len(list(hist.glob("run-*.parquet"))) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_money_counts_a_lost_ticket_once_per_seance(tmp_path):
+    """A lost ticket is both its coup's levy without its ticket (EC661-01) and
+    its number missing (EC83-01): the history's money (the `history`
+    command, the indicators) counts it once per séance, as the carnet's
+    total does; a justified one no longer counts, and its twin then does."""
+    def at_seance(f, n):
+        return {**f, "seance": n}
+
+    ok = {"status": "justifie", "by": "A", "at": "2026-11-01T10:00:00Z", "justification": "ticket retrouvé"}
+    night(tmp_path, N1, [(entry("a"), [
+        at_seance(finding("levy1", "EC661-01", 10), 1), at_seance(finding("num1", "EC83-01", 10), 1),
+        at_seance(finding("num2", "EC83-01", 30), 2), at_seance(finding("num2b", "EC83-01", 20), 2),
+        at_seance(finding("levy2", "EC661-01", 40), 2),
+        at_seance(finding("levy3", "EC661-01", 10, review=ok), 3), at_seance(finding("num3", "EC83-01", 10), 3),
+        at_seance(finding("other", "EC66-01", 5), 1)], None)])
+    con = history.connect(tmp_path)
+    history.select(con)
+    [(cents,)] = con.execute("SELECT impact_cents FROM (" + history.QUERIES["money"] + ")").fetchall()
+    # séance 1: max(10, 10); séance 2: max(40, 30 + 20); séance 3: the open EC83-01; EC66-01 apart.
+    assert cents == 10 + 50 + 10 + 5
+    # Each finding keeps its own impact; `stake_cents` is its part of the total.
+    assert rows(tmp_path, "SELECT sum(impact_cents) FROM findings") == [(10 + 10 + 30 + 20 + 40 + 10 + 10 + 5,)]
