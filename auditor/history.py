@@ -664,9 +664,10 @@ def _with_stake(where: str) -> str:
     money at stake, each cent once (auditor.stake) — 0 when it is closed,
     justified or a false positive; and of the rules of one same-loss group,
     per carnet and séance, only the larger kind of money counts (a lost
-    ticket is both EC661-01 and EC83-01: its money once). Any sum of
-    `stake_cents` over carnets, séances, tables or months counts each cent
-    once; `impact_cents` stays each finding's own."""
+    ticket is both EC661-01 and EC83-01: its money once). Sums of
+    `stake_cents` over carnets, séances, tables or months count a lost
+    ticket once within a carnet (not an EC83-04 against the other carnet's
+    EC661-01: docs/interpretations.md); `impact_cents` stays each finding's own."""
     from auditor.stake import loss_kinds
 
     rows = [f"('{code}', '{group}', '{money}')" for code, (group, money) in sorted(loss_kinds().items())]
@@ -747,7 +748,9 @@ def answer(folder: Path, lang: str = "fr", since: str | None = None, sql: str | 
 def _view_query(view: str, severities, older_than) -> str:
     """One view, as --view prints it: the findings and observations as --severity and --older-than keep them."""
     if view == "findings":
-        return "SELECT * FROM selected ORDER BY seance_date NULLS LAST, casino, table_no, seance, coup, code"
+        # The view's own columns (docs/history.md); `stake_cents` is the summary's, for --sql.
+        return ("SELECT * EXCLUDE (stake_cents) FROM selected "
+                "ORDER BY seance_date NULLS LAST, casino, table_no, seance, coup, code")
     where = ["true"]
     if view in ("observations", "seances") and older_than is not None:
         where.append(f"seance_date <= CAST('{today()}' AS DATE) - INTERVAL {int(older_than)} DAY")

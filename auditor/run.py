@@ -204,12 +204,12 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
 
 def _stake(fin: Finished) -> tuple:
     """The carnet's own money at stake in `auditor.stake`'s parts. A carnet
-    finished without them (none is, but a kept file may be older): its total
-    without the money of its findings across carnets, as one plain sum."""
+    finished without them (none is: `finish` gives them, and a kept file is
+    keyed by the code that made it): its summary's total as one plain sum,
+    on the safe side (its findings across carnets then count twice)."""
     if fin.stake is not None:
         return fin.stake
-    own = int(fin.entry["summary"]["impact_cents"]) - int((fin.entry.get("cross_carnet") or {}).get("impact_cents", 0))
-    return own, {}
+    return int(fin.entry["summary"]["impact_cents"]), {}
 
 
 def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, options: Options, baseline,

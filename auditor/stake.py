@@ -10,9 +10,9 @@ count the same kind of money (`Money`: the levy without its tickets, or the
 face value of missing numbers) add up: they are different tickets; the
 kinds are two accounts of the same tickets, and the total takes the larger,
 per séance. A number missing between two carnets belongs to the séance at
-its end in each carnet (a carnet's own total) and, in the batch's total, to
-both: the ticket was lost at the end of the earlier carnet or at the start
-of the later, and the two séances are one account.
+its end in each carnet (a carnet's own total); in the batch's total it is
+the ticket whose levy one of the two carnets recorded without it, at its
+end or at its start (`batch_at_stake`).
 
 Money is integer cents; only positive impacts count (money owed, not money
 over-collected).
@@ -66,48 +66,41 @@ def batch_at_stake(parts: dict[str, tuple[int, Buckets]], cross: Iterable[dict])
     """A batch's money at stake, each cent once. `parts`: per carnet id, its own
     findings' `stake_parts`; `cross`: the findings across carnets as
     summary.json lists them (`code`, `impact_cents`, `across` with each
-    place's `carnet` and `seance`). A finding across carnets of a same-loss
-    group joins the séances of all its places into one account."""
+    place's `carnet` and `seance`).
+
+    The carnets' own totals, plus each finding across carnets' money except
+    what one of its places' séances already counts under the other kind of
+    its group: a number missing between two carnets is the ticket whose levy
+    one of them recorded without it (EC661-01 there), if that séance's levy
+    without tickets exceeds its own missing numbers. Each séance's room is
+    used once; a finding takes from its last place first (EC83-04's earlier
+    carnet, whose end comes first in the table), in the order of `cross`.
+    Never below a carnet's own total: a loss of one carnet never cancels
+    another's."""
     of = loss_kinds()
-    plain = sum(p for p, _ in parts.values())
-    parent: dict[tuple, tuple] = {}
-
-    def root(key: tuple) -> tuple:
-        parent.setdefault(key, key)
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]   # halve the path: the chains stay short
-            key = parent[key]
-        return key
-
-    kinds_of: dict[tuple, dict[str, int]] = {}
+    total = sum(plain + sum(max(kinds.values()) for kinds in buckets.values()) for plain, buckets in parts.values())
+    # What each séance already counts and could take without counting more, per kind of money.
+    room: dict[tuple, dict[str, int]] = {}
     for carnet, (_, buckets) in parts.items():
         for (group, seance), kinds in buckets.items():
-            key = (carnet, group, seance)
-            root(key)
-            kinds_of[key] = dict(kinds)
-    extra: list[tuple[tuple, str, int]] = []
+            top = max(kinds.values())
+            room[carnet, group, seance] = {kind: top - kinds.get(kind, 0) for kind in _kinds_of(of, group)}
     for f in cross:
         cents = int(f.get("impact_cents") or 0)
         if cents <= 0:
             continue
         grouped = of.get(f["code"])
-        keys = [(p["carnet"], grouped[0], p.get("seance")) for p in f.get("across") or ()] if grouped else []
-        if not keys:
-            plain += cents
-            continue
-        first = root(keys[0])
-        for key in keys[1:]:
-            other = root(key)
-            if other != first:
-                parent[other] = first
-        extra.append((keys[0], grouped[1], cents))
-    merged: dict[tuple, dict[str, int]] = {}
-    for key, kinds in kinds_of.items():
-        into = merged.setdefault(root(key), {})
-        for kind, cents in kinds.items():
-            into[kind] = into.get(kind, 0) + cents
-    for key, kind, cents in extra:
-        into = merged.setdefault(root(key), {})
-        into[kind] = into.get(kind, 0) + cents
-    # Sorted: the same sum whatever the order of the carnets (integers: exact anyway).
-    return plain + sum(max(kinds.values()) for _, kinds in sorted(merged.items(), key=lambda kv: repr(kv[0])))
+        if grouped is not None:
+            for p in reversed(f.get("across") or ()):
+                left = room.get((p["carnet"], grouped[0], p.get("seance")))
+                if left is None or cents == 0:
+                    continue
+                taken = min(cents, left.get(grouped[1], 0))
+                left[grouped[1]] = left.get(grouped[1], 0) - taken
+                cents -= taken
+        total += cents
+    return total
+
+
+def _kinds_of(of: dict[str, tuple[str, str]], group: str) -> set[str]:
+    return {kind for g, kind in of.values() if g == group}

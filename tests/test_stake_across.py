@@ -89,7 +89,7 @@ def test_a_ticket_lost_between_two_carnets_counts_once(case, tmp_path):
     assert rows == {name: doc["summary"]["impact_cents"] for name, doc in per.items()}
 
 
-def test_batch_total_joins_the_two_seances_of_a_missing_number():
+def test_batch_total_matches_a_missing_number_with_a_levy_at_either_end():
     from auditor.stake import batch_at_stake
 
     parts = {"p": (5, {("lost_ticket", 2): {"levy_without_tickets": 10}}),
@@ -100,8 +100,18 @@ def test_batch_total_joins_the_two_seances_of_a_missing_number():
         return {"code": "EC83-04", "impact_cents": cents,
                 "across": [{"carnet": b, "seance": sb}, {"carnet": a, "seance": sa}]}
 
-    # p → m and m → n each lose one 0,10 € ticket: one account through m's single séance.
-    assert batch_at_stake(parts, [cross("p", 2, "m", 3, 10), cross("m", 3, "n", 4, 10)]) == 5 + max(20, 50)
+    # p → m and m → n each lose one 0,10 € ticket: p's at its end, m's at its end (m has one séance).
+    assert batch_at_stake(parts, [cross("p", 2, "m", 3, 10), cross("m", 3, "n", 4, 10)]) == 5 + 10 + 10 + 30
+    # A loss of one carnet never cancels another's: p's five levies without tickets are not n's
+    # missing numbers, and the one number missing between them is one of p's five.
+    apart = {"p": (0, {("lost_ticket", 5): {"levy_without_tickets": 50}}),
+             "n": (0, {("lost_ticket", 1): {"face_value": 50}})}
+    assert batch_at_stake(apart, []) == 100
+    assert batch_at_stake(apart, [cross("p", 5, "n", 1, 10)]) == 100
+    assert batch_at_stake(apart, [cross("p", 5, "n", 1, 60)]) == 110
+    # The order of the carnets and of their findings does not change the total.
+    assert batch_at_stake(dict(reversed(list(parts.items()))), [cross("m", 3, "n", 4, 10), cross("p", 2, "m", 3, 10)]) \
+        == batch_at_stake(parts, [cross("p", 2, "m", 3, 10), cross("m", 3, "n", 4, 10)])
     # A finding across carnets of no same-loss group adds its money as it is.
     assert batch_at_stake(parts, [{"code": "EC64-10", "impact_cents": 7, "across": []}]) == 5 + 10 + 10 + 30 + 7
     # Different tickets of one kind add up; the two kinds of one account take the larger.

@@ -12,8 +12,9 @@ def attribute(entries: list[dict], cross: list[dict]) -> None:
     """Each finding across carnets is also a finding of every carnet it
     involves (already in its findings.json, verdict and summary): its
     summary.json row gets `cross_carnet`, the findings' positions in
-    `cross_carnet_findings` and what they count in its summary, so that the
-    batch's totals count each of them once."""
+    `cross_carnet_findings`, their counts and their money, so that the
+    batch's totals count each of them once (the money of its summary may
+    count less: a lost ticket counts once, auditor.stake)."""
     position = {e["id"]: i for i, e in enumerate(entries)}
     for e in entries:
         e["cross_carnet"] = {"findings": [], "errors": 0, "warnings": 0, "info": 0, "impact_cents": 0}
