@@ -14,3 +14,9 @@ __version__ = "0.1.0"
 # to the standard library's ElementTree. Read once, when openpyxl is first
 # imported, so it is set here, before any module of ours imports it.
 os.environ["OPENPYXL_LXML"] = "False"
+
+# Before any class of ours is made: their dataclass methods compiled once per
+# user, not in every process (auditor/user_cache.py).
+from auditor.user_cache import keep_dataclass_methods  # noqa: E402
+
+keep_dataclass_methods()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -168,7 +167,11 @@ class Profile:
 def _read_toml(node, shipped: bool = True) -> dict:
     """A TOML file as a dict; the package's own files parsed once per user (`user_cache`)."""
     text = node.read_text(encoding="utf-8")
-    return toml_loads(text) if shipped else tomllib.loads(text)
+    if shipped:
+        return toml_loads(text)
+    import tomllib   # a user's own file: parsed each time (not kept in the user's cache)
+
+    return tomllib.loads(text)
 
 
 def load_profile(path: str | Path | None = None, **overrides) -> Profile:

@@ -1,7 +1,8 @@
 """What every process would otherwise redo at start, kept once per user: the
-report's templates compiled (jinja2's bytecode cache) and the TOML files
-parsed (the rule catalogue's 45 files and the message catalogues). Each costs
-a few hundredths of a second per process, as much as auditing a small
+report's templates compiled (jinja2's bytecode cache), the TOML files
+parsed (the rule catalogue's 45 files and the message catalogues) and the
+package's dataclasses' methods compiled (`keep_dataclass_methods`). Each
+costs a few hundredths of a second per process, as much as auditing a small
 carnet's rules.
 
 The folder is the user's cache folder (`$XDG_CACHE_HOME/ecarte-auditor`, by
@@ -21,7 +22,6 @@ import pickle
 import stat
 import sys
 import tempfile
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,7 +50,7 @@ def toml_loads(text: str) -> dict:
     """`tomllib.loads(text)`, from the cache when this text was parsed before."""
     where = folder("toml")
     if where is None:
-        return tomllib.loads(text)
+        return _parse_toml(text)
     key = hashlib.sha256(f"{sys.version_info[:2]}\n{text}".encode("utf-8")).hexdigest()
     path = where / f"{key}.pickle"
     try:
@@ -61,10 +61,16 @@ def toml_loads(text: str) -> dict:
             return pickle.loads(payload)
     except Exception:
         pass
-    parsed = tomllib.loads(text)
+    parsed = _parse_toml(text)
     payload = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
     _write(path, hashlib.sha256(payload).digest() + payload)
     return parsed
+
+
+def _parse_toml(text: str) -> dict:
+    import tomllib   # imported for a text not parsed before only: its import compiles a dozen patterns
+
+    return tomllib.loads(text)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -81,3 +87,105 @@ def _write(path: Path, data: bytes) -> None:
             raise
     except OSError:
         pass
+
+
+# -- dataclasses' methods, compiled once -------------------------------------------------
+#
+# `@dataclass` writes each class's methods (__init__, __repr__, __eq__ and,
+# for a frozen one, __setattr__, __delattr__, __hash__) as source text and
+# compiles it, in every process: before Python 3.13, one compilation per
+# method. The 80 classes a one-carnet audit imports cost 30–50 ms of it, a
+# tenth of the whole command and as much as auditing the carnet. The text is
+# the same from one process to the next, so its compiled code is kept, as
+# Python keeps a module's in its .pyc: the `exec` that `dataclasses` calls
+# finds the code compiled for that very text (the text is the key: an edited
+# class is compiled afresh). Only the package's own classes; any other
+# source goes to the built-in `exec` untouched.
+
+OWNERS = ("auditor", "ecarte_schemas")
+KEEP_CODES = 2000   # past this many texts kept, only those this process used are written back
+
+
+class CompiledMethods:
+    """The `exec` of `dataclasses` in this process (`keep_dataclass_methods`)."""
+
+    def __init__(self):
+        self.codes: dict[str, object] | None = None
+        self.used: set[str] = set()
+        self.misses = 0
+
+    def exec(self, source, globals=None, locals=None, /):
+        """The built-in `exec`, with the package's dataclass methods' code compiled once per user."""
+        import builtins
+
+        if not (isinstance(source, str) and isinstance(globals, dict) and _ours(globals.get("__name__"))):
+            return builtins.exec(source, globals, locals)
+        codes = self._codes()
+        code = codes.get(source)
+        if code is None:
+            code = codes[source] = compile(source, "<string>", "exec")
+            self.misses += 1
+        self.used.add(source)
+        return builtins.exec(code, globals, locals)
+
+    def _path(self) -> Path | None:
+        # Compiled code is only good for the interpreter that made it (as .pyc files, by cache tag).
+        tag = sys.implementation.cache_tag
+        where = folder("code") if tag else None
+        return None if where is None else where / f"dataclasses-{tag}.marshal"
+
+    def _codes(self) -> dict:
+        if self.codes is None:
+            self.codes = {}
+            path = self._path()
+            try:
+                import marshal
+
+                if path is None:
+                    return self.codes
+
+                data = path.read_bytes()
+                digest, payload = data[:32], data[32:]
+                # A torn or damaged file is compiled afresh, never trusted.
+                if hashlib.sha256(payload).digest() == digest:
+                    codes = marshal.loads(payload)
+                    if isinstance(codes, dict):
+                        self.codes = codes
+            except Exception:
+                pass
+        return self.codes
+
+    def save(self) -> None:
+        """Write the codes back when this process compiled any (at its exit)."""
+        if not self.misses or self.codes is None:
+            return
+        path = self._path()
+        if path is None:
+            return
+        import marshal
+
+        codes = self.codes if len(self.codes) <= KEEP_CODES else {k: self.codes[k] for k in self.used}
+        payload = marshal.dumps(codes)
+        _write(path, hashlib.sha256(payload).digest() + payload)
+        self.misses = 0
+
+
+def _ours(module) -> bool:
+    return isinstance(module, str) and any(module == o or module.startswith(o + ".") for o in OWNERS)
+
+
+METHODS = CompiledMethods()
+
+
+def keep_dataclass_methods() -> None:
+    """From now on in this process, the package's dataclasses take their
+    methods' compiled code from the user's cache, and what is compiled anew
+    is written there at exit. Once per process (a second call does nothing)."""
+    import atexit
+    import dataclasses
+
+    if getattr(dataclasses, "exec", None) == METHODS.exec:   # bound methods: equal, never the same object
+        return
+    # A module global named `exec` is what `dataclasses` calls before the built-in one.
+    dataclasses.exec = METHODS.exec
+    atexit.register(METHODS.save)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -199,6 +198,8 @@ def load_columns_file(path: Path) -> ColumnMap:
         data = path.read_bytes()
     except OSError as exc:
         raise ColumnsFileError(Message("columns.cannot_read", path=path, reason=exc.strerror or exc)) from None
+    import tomllib   # a --columns file only: its import compiles a dozen patterns
+
     try:
         doc = tomllib.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
