@@ -118,6 +118,15 @@ def test_no_markup_from_the_input_in_any_html(hostile_run):
         assert make_hostile.SCRIPT not in text and "<img src=x" not in text, page
     report = (out / "script-and-formula-text" / "report.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report   # shown, as text
+    # No page reorders what it shows: each bidirectional control is written as its code point.
+    from auditor.report.html_report import BIDI_CONTROLS
+
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not set(text) & set(BIDI_CONTROLS), page
+    assert "&lt;U+202E&gt;00,01 &lt;U+2066&gt;x" in report
+    found = json.loads((out / "script-and-formula-text" / "findings.json").read_text(encoding="utf-8"))
+    assert any(make_hostile.BIDI in str(f["found"]) for f in found["findings"])   # the data keeps the text as read
 
 
 @pytest.mark.parametrize("container", ["xlsx", "csv"])

@@ -4,19 +4,42 @@ auditor/templates/."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
+from markupsafe import Markup
 
 from auditor.model import AuditResult
 from auditor.money import format_cents
 
 
 # The environment's options: they shape the compiled templates, so they also
-# name the compiled templates' cache (`_bytecode_cache`).
+# name the compiled templates' cache (`_bytecode_cache`; `finalize` by its
+# version: a function's repr names its address, which changes every process).
 OPTIONS = dict(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 AUTOESCAPED = ("html", "j2")
+FINALIZE = "bidi-controls-1"
+
+# The characters that reorder on screen the text around them (Unicode's
+# Bidi_Control): a cell holding U+202E shows what follows it backwards
+# ("Trojan Source"), so a page could show a value the carnet does not hold.
+# Every value a page shows has them written as their code point, as the
+# procès-verbal writes a character its fonts lack (`<U+202E>`); findings.json
+# keeps the text as read.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI_RE = re.compile(f"[{BIDI_CONTROLS}]")
+
+
+def shown(value):
+    """A value as the page shows it (the environment's `finalize`): its
+    bidirectional controls written as their code points."""
+    if not isinstance(value, str) or not _BIDI_RE.search(value):
+        return value
+    if isinstance(value, Markup):   # already HTML: the code point goes in escaped
+        return Markup(_BIDI_RE.sub(lambda m: f"&lt;U+{ord(m[0]):04X}&gt;", str(value)))
+    return _BIDI_RE.sub(lambda m: f"<U+{ord(m[0]):04X}>", value)
 
 
 @lru_cache(maxsize=1)
@@ -26,7 +49,7 @@ def environment() -> Environment:
     # template file at each report to see whether it changed (auto_reload).
     env = Environment(loader=PackageLoader("auditor", "templates"),
                       autoescape=select_autoescape(AUTOESCAPED), undefined=StrictUndefined,
-                      auto_reload=False, bytecode_cache=_bytecode_cache(), **OPTIONS)
+                      auto_reload=False, bytecode_cache=_bytecode_cache(), finalize=shown, **OPTIONS)
     register_filters(env)
     return env
 
@@ -63,7 +86,8 @@ def _bytecode_cache():
     where = folder("templates")
     if where is None:
         return None
-    tag = hashlib.sha256(repr((sorted(OPTIONS.items()), AUTOESCAPED, jinja2.__version__)).encode()).hexdigest()[:12]
+    tag = hashlib.sha256(repr((sorted(OPTIONS.items()), AUTOESCAPED, FINALIZE, jinja2.__version__)).encode()
+                         ).hexdigest()[:12]
     return Cache(str(where), pattern=f"__ecarte_report_{tag}_%s.cache")
 
 

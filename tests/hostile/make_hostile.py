@@ -29,7 +29,10 @@ from auditor.synth.generate import Spec, generate, write_csv_folder, write_xlsx 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
 FORMULAS = ['=HYPERLINK("http://evil.example/","clic")', "+cmd|' /C calc'!A0", "-1+1", "@SUM(A1:A9)"]
-HOSTILE_TEXTS = [SCRIPT, IMG, *FORMULAS]
+# Characters that reorder what a page shows around them ("Trojan Source"): U+202E
+# shows "00,01" as "10,00"; an isolate left open (U+2066) runs to the end of its line.
+BIDI = "\u202e00,01 \u2066x"
+HOSTILE_TEXTS = [SCRIPT, IMG, *FORMULAS, BIDI]
 
 # carnet (relative path) → (code, kind) that its findings must include
 EXPECTED: dict[str, tuple[str, str]] = {
