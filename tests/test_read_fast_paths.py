@@ -271,6 +271,21 @@ def test_a_csv_text_said_free_of_error_values_holds_none(rows):
     assert raw.no_error_values == all(("#" not in c and "err:" not in c.lower()) for r in rows for c in r)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="eErR:#;a\u0130\u212a", max_size=60), st.booleans())
+def test_the_error_value_look_finds_what_the_pattern_does(text, many_colons):
+    """`may_hold_error_values` answers as `#|[Ee][Rr][Rr]:` would, with few
+    colons (each looked at) and with many (the pattern), a mark at the very
+    start or end, letters whose lower case is not ASCII (İ) included."""
+    import re
+
+    from auditor.read import csv_folder
+
+    if many_colons:
+        text += ":" * (csv_folder.FEW_COLONS + 1)
+    assert csv_folder.may_hold_error_values(text) == (re.search(r"#|[Ee][Rr][Rr]:", text) is not None)
+
+
 _LINE_TEXT = st.text(alphabet="ab;,é \t\r\n\x0b\x1c\u2028", max_size=80)
 
 

@@ -183,12 +183,34 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
         raw.title_rows = title
     _leave_out_totals(raw, text, delim)
     # Every error value holds `#` or `Err:` (normalise.ERROR_VALUE, in any case): one
-    # search of the file's text spares normalise a look at each of its columns.
-    raw.no_error_values = _ERROR_MARK.search(text) is None
+    # look at the file's text spares normalise a look at each of its columns.
+    raw.no_error_values = not may_hold_error_values(text)
     return raw, problems
 
 
-_ERROR_MARK = re.compile(r"#|[Ee][Rr][Rr]:")
+_ERR = re.compile(r"[Ee][Rr][Rr]:")
+_ERR_SPELLINGS = frozenset(a + b + c for a in "Ee" for b in "Rr" for c in "Rr")
+FEW_COLONS = 1000
+
+
+def may_hold_error_values(text: str) -> bool:
+    """Whether `text` holds `#` or `err:` (any case), as `#|[Ee][Rr][Rr]:`
+    would find, at the speed of a byte search: that pattern tries every
+    position of the text (0.3 s for a million stakes' 26 MB), while `in`
+    and `count` run through it in C at memchr's pace (2 ms). A text with
+    few colons has the letters before each looked at; many, the pattern
+    without its `#` branch (twice as fast)."""
+    if "#" in text:
+        return True
+    colons = text.count(":")
+    if colons > FEW_COLONS:
+        return _ERR.search(text) is not None
+    at = text.find(":")
+    while at != -1:
+        if text[max(at - 3, 0):at] in _ERR_SPELLINGS:
+            return True
+        at = text.find(":", at + 1)
+    return False
 
 
 def _header_offset(table: str, text: str, delim: str, mapping) -> tuple[int, int, list[int]]:
