@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -169,14 +170,36 @@ def _small(i: int):
                 ticket_start={10: start, 100: start, 1000: start})
 
 
-def _one_seance(i: int):
-    """Carnet i of the nightly benchmark's batch (bench_nightly.py): one séance
-    of 20 coups with ticket books of its own."""
-    from auditor.synth.generate import Spec
+# The nightly and memory benchmarks' batches: a casino group's archive, each
+# (casino, table) pair a table whose carnets follow day after day.
+ARCHIVE_TABLES = 84   # 7 casinos × 12 tables
 
-    start = 1 + 400 * i   # two aligned books of 200 per value and carnet
-    return Spec(seances=1, coups=20, mises=6, seed=i, table=1 + i % 12, casino=f"Casino {i % 7}",
-                ticket_start={10: start, 100: start, 1000: start})
+
+def archive_batch(n: int) -> Path:
+    """`DATA/archive-n`: `n` carnets of one séance of 20 coups, as 84 tables
+    keep them (7 casinos × 12 tables): carnet i is day i // 84 of table
+    i % 84, its séance numbers, dates and ticket series going on from the
+    day before (auditor.synth.archive), each table's tickets in books of its
+    own. Nothing between two carnets of a table is a finding, as in a
+    well-kept archive: the batch measures the run, not thousands of
+    findings across carnets (carnets made each on its own, all dated the
+    same day with unrelated tickets, gave 7,286 of them over 1,000)."""
+    root = DATA / f"archive-{n}"
+    if not root.exists():
+        from auditor.synth.archive import ArchiveSpec, generate_archive
+        from auditor.synth.generate import Spec, write_csv_folder
+
+        tmp = root.with_name(root.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        for k in range(min(n, ARCHIVE_TABLES)):
+            start = 1 + 10_000 * k   # the table's own books: no number shared with another table of its casino
+            spec = Spec(seances=1, coups=20, mises=6, seed=k, table=1 + k % 12, casino=f"Casino {k % 7}",
+                        ticket_start={10: start, 100: start, 1000: start})
+            days = generate_archive(ArchiveSpec(len(range(k, n, ARCHIVE_TABLES)), spec))
+            for d, (_, tables) in enumerate(days):
+                write_csv_folder(tables, tmp / f"c{k + d * ARCHIVE_TABLES:04d}")
+        tmp.rename(root)   # whole or not at all: a stopped generation is made again
+    return root
 
 
 def generated_batch(name: str, n: int, spec_of) -> Path:

@@ -3,8 +3,8 @@
 A batch's client keeps one line per carnet (summary.json, index.html, the
 ticket runs of the cross-carnet check) and writes every carnet's files as
 they come back, so its memory must not grow with the number of carnets. The
-same small carnets (`bench_audit.py`'s nightly batch: one séance of 20 coups,
-own ticket books) are audited as a batch of 50 and of 1,000, `--jobs 2`,
+same small carnets (`bench_audit.archive_batch`: one séance of 20 coups, as
+84 tables keep them day after day) are audited as a batch of 50 and of 1,000, `--jobs 2`,
 json+html, and the resident memory of the whole process tree (client and
 workers, summed) is sampled every 20 ms; the peaks must agree within 10 %.
 Figures go to stdout and bench/RESULTS-memory.md.
@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_audit import DATA, PY, _one_seance, generated_batch, results_page  # noqa: E402
+from bench_audit import DATA, PY, archive_batch, results_page  # noqa: E402
 
 
 def tree_peak(cmd: list[str]) -> tuple[float, float, float]:
@@ -62,7 +62,7 @@ def main() -> None:
     for n in (args.small, args.large):
         out = DATA / f"memory-out-{n}"
         shutil.rmtree(out, ignore_errors=True)
-        rows[n] = tree_peak([PY, "-m", "auditor", "audit", str(generated_batch(f"batch-{n}-own-books", n, _one_seance)), "--out", str(out), "--quiet",
+        rows[n] = tree_peak([PY, "-m", "auditor", "audit", str(archive_batch(n)), "--out", str(out), "--quiet",
                              "--jobs", str(args.jobs), "--fail-on", "never", "--format", "json,html"])
     (w1, t1, c1), (w2, t2, c2) = rows[args.small], rows[args.large]
     ratio = t2 / t1

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_audit import DATA, PY, _one_seance, generated_batch, results_page, run  # noqa: E402
+from bench_audit import DATA, PY, archive_batch, results_page, run  # noqa: E402
 
 
 def with_reviews(n: int, jobs: int, with_history: bool = False) -> str:
@@ -36,7 +36,7 @@ def with_reviews(n: int, jobs: int, with_history: bool = False) -> str:
     import json
 
     tag = "rh" if with_history else "r"
-    root = generated_batch(f"batch-{n}-own-books", n, _one_seance)
+    root = archive_batch(n)
     cache, reviews, history = (DATA / f"nightly-{tag}-cache", DATA / f"nightly-{tag}-reviews.jsonl",
                                DATA / f"nightly-{tag}-history")
     shutil.rmtree(cache, ignore_errors=True)
@@ -76,7 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.pop("SOURCE_DATE_EPOCH", None)
     n = args.carnets
-    root = generated_batch(f"batch-{n}-own-books", n, _one_seance)
+    root = archive_batch(n)
     cache = DATA / "nightly-cache"
     shutil.rmtree(cache, ignore_errors=True)
     walls = []
