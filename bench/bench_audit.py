@@ -282,13 +282,17 @@ def casino_batch(n: int) -> Path:
 
 
 def results_page(title: str, script: str, line: str, name: str) -> str:
-    """A one-row results page (`bench/name`, also returned): machine, load, time, the row."""
+    """A one-row results page (`bench/name`, also returned): machine, load, time, the row.
+    The page's notes (from its first `## ` heading on) are kept: a run replaces the figures only."""
     load = os.getloadavg()
     text = (f"# {title}\n\nMachine: {machine()}; load average after the run "
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).\n"
             f"Run: `python bench/{script}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
             "| # | what | measured | figure | target | met |\n|---|---|---|---|---|---|\n" + line + "\n")
-    (ROOT / "bench" / name).write_text(text, encoding="utf-8")
+    page = ROOT / "bench" / name
+    old = page.read_text(encoding="utf-8") if page.exists() else ""
+    notes = old[old.index("\n## ") + 1:] if "\n## " in old else ""
+    page.write_text(text + ("\n" + notes if notes else ""), encoding="utf-8")
     return text
 
 
