@@ -129,10 +129,13 @@ class CompiledMethods:
         return builtins.exec(code, globals, locals)
 
     def _path(self) -> Path | None:
-        # Compiled code is only good for the interpreter that made it (as .pyc files, by cache tag).
+        # Compiled code is only good for the interpreter that made it: named,
+        # as .pyc files are checked, by its cache tag and its bytecode's magic number.
+        from importlib.util import MAGIC_NUMBER
+
         tag = sys.implementation.cache_tag
         where = folder("code") if tag else None
-        return None if where is None else where / f"dataclasses-{tag}.marshal"
+        return None if where is None else where / f"dataclasses-{tag}-{MAGIC_NUMBER.hex()}.marshal"
 
     def _codes(self) -> dict:
         if self.codes is None:
