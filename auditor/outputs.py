@@ -329,8 +329,11 @@ def _batch_files(entries: list[dict], formats: tuple[str, ...], lang: str, cross
     if "json" in formats:
         # The one list under its two names, written once (a 1,000-carnet night's is 8 MB of text).
         listed = jsontext.Text(jsontext.dumps(cross_findings, pad="  "))
-        text = jsontext.dumps({**doc, "cross_carnet": listed, "cross_carnet_findings": listed})
-        files["summary.json"] = Stamped.of(text + "\n", slot, "json", lang)
+        text = jsontext.dumps({**doc, "cross_carnet": listed, "cross_carnet_findings": listed}) + "\n"
+        files["summary.json"] = Stamped.of(text, slot, "json", lang)
+        # Its text is in the file's parts now: not held while index.html is made (a 1,000-carnet
+        # batch's is megabytes, twice that as Python text when a name has an accent).
+        del text, listed
     if "html" in formats:
         from auditor.report.archive_view import archive_view
         from auditor.report.baseline_view import index_part
