@@ -127,7 +127,10 @@ def _audit(args, jobs, columns, limits, started) -> int:
 def _proces_verbal(args):
     """Who audits and where (the procès-verbal's visit), and its signer when
     --sign is given: the certificate is opened before any carnet is audited,
-    so a wrong password stops the run at once."""
+    so a wrong password stops the run at once. None without a procès-verbal
+    to make (its module, with its table of glyphs, is then not imported)."""
+    if "pdf" not in args.format:
+        return None, None   # --sign without pdf was refused before (cmd_audit)
     from auditor.report.pv import Visit
 
     visit = Visit(args.inspector.strip(), args.grade.strip(), args.place.strip())
