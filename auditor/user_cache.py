@@ -103,7 +103,12 @@ def _write(path: Path, data: bytes) -> None:
 # source goes to the built-in `exec` untouched.
 
 OWNERS = ("auditor", "ecarte_schemas")
-KEEP_CODES = 2000   # past this many texts kept, only those this process used are written back
+# Past this many texts kept (the package's classes make some 530), only those
+# this process used are written back: texts of classes since edited go.
+KEEP_CODES = 800
+# The file's format: bumped when the same text would be compiled otherwise
+# (2: without this module's __future__ flags).
+CODES_VERSION = 2
 
 
 class CompiledMethods:
@@ -118,12 +123,16 @@ class CompiledMethods:
         """The built-in `exec`, with the package's dataclass methods' code compiled once per user."""
         import builtins
 
-        if not (isinstance(source, str) and isinstance(globals, dict) and _ours(globals.get("__name__"))):
+        if not isinstance(source, str):
             return builtins.exec(source, globals, locals)
+        if not (isinstance(globals, dict) and _ours(globals.get("__name__"))):
+            # Compiled as `dataclasses` would: a text compiled here would take
+            # this module's `from __future__ import annotations` (string annotations).
+            return builtins.exec(compile(source, "<string>", "exec", dont_inherit=True), globals, locals)
         codes = self._codes()
         code = codes.get(source)
         if code is None:
-            code = codes[source] = compile(source, "<string>", "exec")
+            code = codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
             self.misses += 1
         self.used.add(source)
         return builtins.exec(code, globals, locals)
@@ -135,7 +144,7 @@ class CompiledMethods:
 
         tag = sys.implementation.cache_tag
         where = folder("code") if tag else None
-        return None if where is None else where / f"dataclasses-{tag}-{MAGIC_NUMBER.hex()}.marshal"
+        return None if where is None else where / f"dataclasses-{tag}-{MAGIC_NUMBER.hex()}-{CODES_VERSION}.marshal"
 
     def _codes(self) -> dict:
         if self.codes is None:

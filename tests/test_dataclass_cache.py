@@ -24,7 +24,9 @@ try:
 except dataclasses.FrozenInstanceError:
     frozen = True
 print(json.dumps({"misses": user_cache.METHODS.misses, "used": len(user_cache.METHODS.used),
-                  "same": f == g and hash(f) == hash(g), "frozen": frozen, "repr": repr(f)[:40]}))
+                  "same": f == g and hash(f) == hash(g), "frozen": frozen, "repr": repr(f)[:40],
+                  # the methods' annotations as dataclasses makes them (the field's own, here a string)
+                  "annotation": Finding.__init__.__annotations__["code"]}))
 """
 
 
@@ -45,6 +47,7 @@ def test_a_second_process_compiles_no_method_and_the_classes_behave_the_same(tmp
     assert {k: v for k, v in first.items() if k not in ("misses",)} == \
         {k: v for k, v in second.items() if k not in ("misses",)}
     assert second["same"] and second["frozen"] and second["repr"].startswith("Finding(code='EC64-01'")
+    assert first["annotation"] == second["annotation"] == "str"
     # A damaged file (a disk, a copy cut short) is compiled afresh and written whole again.
     kept = next((tmp_path / "ecarte-auditor" / "code").glob("dataclasses-*.marshal"))
     kept.write_bytes(kept.read_bytes()[:-100])
@@ -53,8 +56,9 @@ def test_a_second_process_compiles_no_method_and_the_classes_behave_the_same(tmp
     assert _probe(tmp_path)["misses"] == 0
 
 
-def test_other_code_goes_to_the_builtin_exec_untouched():
+def test_other_code_goes_to_the_builtin_exec_untouched(tmp_path, monkeypatch):
     import dataclasses
+    import typing
 
     from auditor import user_cache
 
@@ -68,6 +72,20 @@ def test_other_code_goes_to_the_builtin_exec_untouched():
 
     assert Other(1) == Other(1, "x") and repr(Other(2)).endswith("Other(a=2, b='x')")
     assert user_cache.METHODS._codes() == before
+    # Compiled as without the cache: the fields' own annotations (this module's are
+    # strings), not names of dataclasses' own variables that nothing can resolve.
+    assert Other.__init__.__annotations__ == {"a": "int", "b": "str", "return": None}
+    assert typing.get_type_hints(Other.__init__)["a"] is int
+    # The package's texts are kept (a cache of its own here: nothing written to the user's).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    user_cache.folder.cache_clear()
+    mine = user_cache.CompiledMethods()
     ns: dict = {"__name__": "auditor.somewhere"}
-    user_cache.METHODS.exec("def f():\n return 41 + 1", ns, ns)
-    assert ns["f"]() == 42 and "def f():\n return 41 + 1" in user_cache.METHODS._codes()
+    mine.exec("def f(x: int):\n return x + 1", ns, ns)
+    assert ns["f"](41) == 42 and ns["f"].__annotations__ == {"x": int}
+    assert mine.misses == 1 and "def f(x: int):\n return x + 1" in mine._codes()
+    mine.save()
+    again = user_cache.CompiledMethods()
+    again.exec("def f(x: int):\n return x + 1", ns, ns)
+    assert again.misses == 0 and ns["f"](1) == 2
+    user_cache.folder.cache_clear()
