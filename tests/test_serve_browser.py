@@ -311,3 +311,25 @@ def test_drop_review_reload_the_record_and_a_second_visit(browser, tmp_path_fact
         s.close()
     finally:
         server.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.subprocess
+def test_a_file_name_that_reorders_text_is_shown_as_it_is(browser, server, tmp_path):
+    """A carnet named with U+202E (shown backwards after it, "Trojan Source")
+    reads with the control written as its code point in the page's own parts
+    (the verdict) as in the report, never reordered."""
+    named = tmp_path / "carnet\u202exslx.xlsx"
+    shutil.copy(XLSX, named)
+    s = Session(browser, server)
+    page = s.page
+    page.set_input_files("#files", str(named))
+    page.wait_for_selector("#verdict.error", timeout=SLOW)
+    verdict = page.locator("#verdict").inner_text()
+    assert verdict.startswith("carnet<U+202E>xslx.xlsx — ") and "\u202e" not in verdict
+    assert "\u202e" not in page.locator("body").inner_text()
+    report = page.frame_locator("#report")
+    report.locator("#findings").wait_for()
+    assert "\u202e" not in report.locator("body").inner_text()
+    s.assert_clean()
+    s.close()

@@ -20,9 +20,20 @@
     });
   }
 
+  // The characters that reorder on screen the text around them (Unicode's
+  // Bidi_Control): a file named "carnet\u202Excl.csv" would show reversed. Every
+  // text goes in with each of them written as its code point, as the reports
+  // write them (auditor/report/html_report.py, `shown`).
+  var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  function plain(text) {
+    return String(text).replace(BIDI, function (c) {
+      return "<U+" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4) + ">";
+    });
+  }
+
   function el(tag, text, attrs) {
     var node = document.createElement(tag);
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    if (text !== undefined && text !== null) { node.textContent = plain(text); }
     Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
     return node;
   }
@@ -55,7 +66,7 @@
     window.location.search = "?" + q.toString();
   });
 
-  function showError(text) { $("error").textContent = text; $("error").hidden = false; }
+  function showError(text) { $("error").textContent = plain(text); $("error").hidden = false; }
 
   function failed(text) {
     $("progress").hidden = true;
@@ -69,7 +80,7 @@
     $("start").hidden = true;
     $("progress").hidden = false;
     $("bar").removeAttribute("value");
-    $("progress-text").textContent = text;
+    $("progress-text").textContent = plain(text);
   }
 
   function send(files) {
@@ -111,9 +122,9 @@
     if (s.total) {
       $("bar").max = s.total;
       $("bar").value = s.done;
-      $("progress-text").textContent = t("progress", { done: s.done, total: s.total });
+      $("progress-text").textContent = plain(t("progress", { done: s.done, total: s.total }));
     } else {
-      $("progress-text").textContent = t("queued");
+      $("progress-text").textContent = plain(t("queued"));
     }
   }
 
@@ -126,8 +137,8 @@
     $("progress").hidden = true;
     $("result").hidden = false;
     $("ignored").hidden = !s.ignored.length;
-    $("ignored").textContent = s.ignored.length ? t("ignored", { names: s.ignored.join(", "), expected: L["js.expected"] }) : "";
-    $("place").textContent = s.place ? t("kept_in", { place: s.place }) + (s.created_text ? " — " + s.created_text : "") : "";
+    $("ignored").textContent = plain(s.ignored.length ? t("ignored", { names: s.ignored.join(", "), expected: L["js.expected"] }) : "");
+    $("place").textContent = plain(s.place ? t("kept_in", { place: s.place }) + (s.created_text ? " — " + s.created_text : "") : "");
     $("carnets").hidden = !s.batch;
     $("show-index").hidden = !s.batch;
     if (s.batch) { carnetTable(s); }
@@ -174,7 +185,7 @@
     carnet = c;
     remember();
     $("report").src = fresh(c.report);
-    $("verdict").textContent = c.shown + " — " + verdictText(c.verdict);
+    $("verdict").textContent = plain(c.shown + " — " + verdictText(c.verdict));
     $("verdict").className = "verdict " + c.verdict;
     $("dl-json").href = c.findings + "?download=1";
     $("dl-xlsx").href = c.workbook + "?download=1";
@@ -193,7 +204,7 @@
       box.appendChild(el("strong", t("previous", { when: c.previous.created_text })));
       box.appendChild(document.createTextNode(" " + t("changes", c.baseline_counts)));
     } else if (c.casino) {
-      box.textContent = t("no_previous");
+      box.textContent = plain(t("no_previous"));
     }
     box.hidden = !box.textContent;
   }
@@ -257,7 +268,7 @@
       .then(function (res) {
         if (!res[0]) { answer(res[1].error || "?"); return; }
         answer(t("saved"));
-        $("review-state").textContent = t("rerendering");
+        $("review-state").textContent = plain(t("rerendering"));
         remade(run.run, run.version, shown.id);
       }, function () { answer(t("network")); });
   }
@@ -266,7 +277,7 @@
     getJSON("api/runs/" + run).then(function (res) {
       var s = res[1];
       if (res[0] && s.version > version && !s.rendering) {
-        $("review-state").textContent = t("saved");
+        $("review-state").textContent = plain(t("saved"));
         if (current && current.run === run) { show(s, carnet ? carnet.id : cid); }   // unless another was chosen since
         listVisits();
       } else {
@@ -279,7 +290,7 @@
   function listVisits() {
     getJSON("api/audits").then(function (res) {
       var box = $("visits-list");
-      if (!res[0]) { box.textContent = res[1].error || ""; return; }
+      if (!res[0]) { box.textContent = plain(res[1].error || ""); return; }
       if (!res[1].visits.length) { return; }
       box.textContent = "";
       var past = false;
@@ -317,18 +328,18 @@
   if (reviews) { $("review-by").addEventListener("input", function () { $("review-by").setAttribute("data-typed", "yes"); }); }
   $("settings-form").addEventListener("submit", function (e) {
     e.preventDefault();
-    $("settings-done").textContent = t("saving");
+    $("settings-done").textContent = plain(t("saving"));
     postJSON("api/settings", { inspector: $("set-inspector").value, grade: $("set-grade").value,
                                place: $("set-place").value, workspace: $("set-workspace").value,
                                certificate: $("set-certificate").value, password: $("set-password").value || null })
       .then(function (res) {
         $("set-password").value = "";
-        if (!res[0]) { $("settings-done").textContent = res[1].error || "?"; return; }
+        if (!res[0]) { $("settings-done").textContent = plain(res[1].error || "?"); return; }
         fillSettings(res[1]);
         $("settings").open = true;
-        $("settings-done").textContent = t("settings_saved") + " " + (res[1].signing ? t("signed") : t("unsigned"));
+        $("settings-done").textContent = plain(t("settings_saved") + " " + (res[1].signing ? t("signed") : t("unsigned")));
         listVisits();
-      }, function () { $("settings-done").textContent = t("network"); });
+      }, function () { $("settings-done").textContent = plain(t("network")); });
   });
 
   $("show-index").addEventListener("click", showIndex);
