@@ -198,12 +198,10 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
     slot = StampSlots.new()
     findings = sort_findings([*audit.findings, *across]) if across else audit.findings
     compared = baseline.apply(findings, context)
-    summary = counted_with(audit.document["summary"], across)
     # The money of its findings across carnets counts as its own (a lost ticket
     # shows as EC661-01 here and EC83-04 with its neighbour: once, auditor.stake).
-    own_stake = stake_parts(audit.findings)
-    if across:
-        summary["impact_cents"] = total_at_stake(findings)
+    own = audit.document["summary"]
+    summary = counted_with(own, across, total_at_stake(findings) if across else own["impact_cents"])
     statuses = _across_statuses(checked_across or {}, across)
     rules = [statuses[r["code"]].as_json() if r["code"] in statuses else r for r in audit.document["rules"]]
     doc = {**audit.document, "generated_at": slot.iso, "summary": summary, "rules": rules,
@@ -249,7 +247,7 @@ def finish(audit: CarnetAudit, options: Options, *, across: list[Finding] = (), 
               for f in across}
     return Finished(files, entry, worst, rows, states, stamped=stamped,
                     changes=baseline.changes_part(findings, compared, context), seances=audit.seances,
-                    stake=own_stake)
+                    stake=stake_parts(audit.findings))
 
 
 def _across_statuses(checked: dict[str, str | None], across: list[Finding]) -> dict[str, RuleStatus]:

@@ -79,28 +79,20 @@ def batch_at_stake(parts: dict[str, tuple[int, Buckets]], cross: Iterable[dict])
     another's."""
     of = loss_kinds()
     total = sum(plain + sum(max(kinds.values()) for kinds in buckets.values()) for plain, buckets in parts.values())
-    # What each séance already counts and could take without counting more, per kind of money.
-    room: dict[tuple, dict[str, int]] = {}
-    for carnet, (_, buckets) in parts.items():
-        for (group, seance), kinds in buckets.items():
-            top = max(kinds.values())
-            room[carnet, group, seance] = {kind: top - kinds.get(kind, 0) for kind in _kinds_of(of, group)}
+    seances = {(carnet, group, seance): dict(kinds)
+               for carnet, (_, buckets) in parts.items() for (group, seance), kinds in buckets.items()}
     for f in cross:
         cents = int(f.get("impact_cents") or 0)
         if cents <= 0:
             continue
         grouped = of.get(f["code"])
-        if grouped is not None:
-            for p in reversed(f.get("across") or ()):
-                left = room.get((p["carnet"], grouped[0], p.get("seance")))
-                if left is None or cents == 0:
-                    continue
-                taken = min(cents, left.get(grouped[1], 0))
-                left[grouped[1]] = left.get(grouped[1], 0) - taken
-                cents -= taken
+        for p in reversed(f.get("across") or ()) if grouped is not None else ():
+            kinds = seances.get((p["carnet"], grouped[0], p.get("seance")))
+            if kinds is None:
+                continue
+            # Up to its larger kind, the séance takes them in without counting more.
+            taken = min(cents, max(kinds.values()) - kinds.get(grouped[1], 0))
+            kinds[grouped[1]] = kinds.get(grouped[1], 0) + taken
+            cents -= taken
         total += cents
     return total
-
-
-def _kinds_of(of: dict[str, tuple[str, str]], group: str) -> set[str]:
-    return {kind for g, kind in of.values() if g == group}

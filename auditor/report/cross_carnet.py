@@ -28,13 +28,14 @@ def attribute(entries: list[dict], cross: list[dict]) -> None:
             mine["impact_cents"] += max(int(f.get("impact_cents") or 0), 0)
 
 
-def counted_with(summary: dict, across) -> dict:
+def counted_with(summary: dict, across, impact_cents: int) -> dict:
     """A carnet's summary counting also its findings across carnets
-    (auditor.model.Finding with `across`): by severity, and their money."""
+    (auditor.model.Finding with `across`) by severity, with `impact_cents` its
+    money at stake with them (auditor.stake.total_at_stake: each cent once)."""
     out = dict(summary)
     for f in across:
         out[SEVERITY_KEYS[f.severity.label]] += 1
-        out["impact_cents"] += max(int(f.impact_cents or 0), 0)
+    out["impact_cents"] = impact_cents
     return out
 
 

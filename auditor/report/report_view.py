@@ -25,7 +25,7 @@ from auditor.i18n import format_day, labels
 from auditor.model import AuditResult, Finding, RuleStatus, Severity, Status
 from auditor.money import format_cents
 from auditor.report import charts
-from auditor.report.cross_carnet import combined_verdict, counted_with
+from auditor.report.cross_carnet import combined_verdict
 from auditor.report.drafts import TicketSection
 from auditor.report.page import (Choice, Count, Field, Page, Place, article_text, as_text, clip, here_text, js_labels,
                                  moment_text, place_text)
@@ -547,8 +547,9 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
     baseline and reviews (`series`, baseline_view.report_part), the status of
     the rules checked across carnets (`statuses`) and the run's time
     (`moment`: how the page writes it, when not `moment_text(generated_at)`);
-    `summary`: the carnet's summary with its findings across carnets, when
-    the caller has it (else counted here)."""
+    `summary`: the carnet's summary with its findings across carnets
+    (outputs.finish counts them, their money once), required with them;
+    without, the draft's own."""
     view = draft.view
     moment = moment_text(generated_at, view.lang) if moment is None else moment
     lang, lab = view.lang, view.t
@@ -556,7 +557,10 @@ def finish_report(draft: ReportDraft, generated_at: str, across: list[Finding] =
     if statuses:
         rules = [rule_row(statuses[r.code], statuses[r.code].reason or "", lab, lang) if r.code in statuses else r
                  for r in rules]
-    summary = counted_with(draft.summary, across) if summary is None else summary
+    if summary is None:
+        if across:
+            raise ValueError("finish_report: findings across carnets come with the summary that counts them")
+        summary = draft.summary
     v = combined_verdict(draft.verdict, [f.severity.label for f in across])
     identity = [*view.identity[:-1], Field(view.identity[-1].name, moment)]
     return replace(
