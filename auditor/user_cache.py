@@ -53,18 +53,31 @@ def toml_loads(text: str) -> dict:
         return _parse_toml(text)
     key = hashlib.sha256(f"{sys.version_info[:2]}\n{text}".encode("utf-8")).hexdigest()
     path = where / f"{key}.pickle"
+    payload = _read_sealed(path)
+    if payload is not None:
+        try:
+            return pickle.loads(payload)
+        except Exception:
+            pass
+    parsed = _parse_toml(text)
+    _write_sealed(path, pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
+    return parsed
+
+
+def _read_sealed(path: Path | None) -> bytes | None:
+    """The payload `_write_sealed` wrote, or None: no file, or one whose
+    payload does not match its digest (torn or damaged: made afresh, never trusted)."""
     try:
         data = path.read_bytes()
-        digest, payload = data[:32], data[32:]
-        # The payload's own digest: a torn or damaged entry is parsed afresh, never trusted.
-        if hashlib.sha256(payload).digest() == digest:
-            return pickle.loads(payload)
-    except Exception:
-        pass
-    parsed = _parse_toml(text)
-    payload = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
+    except (OSError, AttributeError):
+        return None
+    digest, payload = data[:32], data[32:]
+    return payload if hashlib.sha256(payload).digest() == digest else None
+
+
+def _write_sealed(path: Path, payload: bytes) -> None:
+    """`payload` after its SHA-256, written whole or not at all."""
     _write(path, hashlib.sha256(payload).digest() + payload)
-    return parsed
 
 
 def _parse_toml(text: str) -> dict:
@@ -149,22 +162,16 @@ class CompiledMethods:
     def _codes(self) -> dict:
         if self.codes is None:
             self.codes = {}
-            path = self._path()
-            try:
+            payload = _read_sealed(self._path())
+            if payload is not None:
                 import marshal
 
-                if path is None:
-                    return self.codes
-
-                data = path.read_bytes()
-                digest, payload = data[:32], data[32:]
-                # A torn or damaged file is compiled afresh, never trusted.
-                if hashlib.sha256(payload).digest() == digest:
+                try:
                     codes = marshal.loads(payload)
-                    if isinstance(codes, dict):
-                        self.codes = codes
-            except Exception:
-                pass
+                except Exception:
+                    codes = None
+                if isinstance(codes, dict):
+                    self.codes = codes
         return self.codes
 
     def save(self) -> None:
@@ -177,8 +184,7 @@ class CompiledMethods:
         import marshal
 
         codes = self.codes if len(self.codes) <= KEEP_CODES else {k: self.codes[k] for k in self.used}
-        payload = marshal.dumps(codes)
-        _write(path, hashlib.sha256(payload).digest() + payload)
+        _write_sealed(path, marshal.dumps(codes))
         self.misses = 0
 
 
