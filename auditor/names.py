@@ -25,3 +25,10 @@ def shown_name(text: str) -> str:
             c = "\ufffd"
         out.append(c)
     return "".join(out)
+
+
+def code_point(char: str) -> str:
+    """A character written as its code point, `<U+202E>`: what the outputs show
+    for one they must not or cannot show as it is (the procès-verbal's fonts
+    lack it, a page would reorder text around it)."""
+    return f"<U+{ord(char):04X}>"

@@ -9,10 +9,11 @@ from dataclasses import fields
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from auditor.model import AuditResult
 from auditor.money import format_cents
+from auditor.names import code_point
 
 
 # The environment's options: they shape the compiled templates, so they also
@@ -38,8 +39,8 @@ def shown(value):
     if not isinstance(value, str) or not _BIDI_RE.search(value):
         return value
     if isinstance(value, Markup):   # already HTML: the code point goes in escaped
-        return Markup(_BIDI_RE.sub(lambda m: f"&lt;U+{ord(m[0]):04X}&gt;", str(value)))
-    return _BIDI_RE.sub(lambda m: f"<U+{ord(m[0]):04X}>", value)
+        return Markup(_BIDI_RE.sub(lambda m: str(escape(code_point(m[0]))), str(value)))
+    return _BIDI_RE.sub(lambda m: code_point(m[0]), value)
 
 
 @lru_cache(maxsize=1)

@@ -23,6 +23,7 @@ from urllib.parse import quote, unquote
 from auditor import __version__
 from auditor.errors import WriteError
 from auditor.i18n import format_day
+from auditor.names import code_point
 from auditor.report.baseline_view import review_view as review_text
 
 if TYPE_CHECKING:   # the audit command imports this module for its Visit, before any audit
@@ -237,11 +238,6 @@ def _ranges(table: str) -> str:
 
 
 NOT_SHOWN_RE = re.compile(f"[^{re.escape(LAID_OUT)}{_ranges(SHOWN)}]")
-
-
-def code_point(char: str) -> str:
-    """A character as the procès-verbal writes one its fonts lack: `<U+674E>`."""
-    return f"<U+{ord(char):04X}>"
 
 
 def shown_text(text: str, refused: frozenset[str] = frozenset()) -> str:
