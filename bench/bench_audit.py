@@ -289,11 +289,17 @@ def results_page(title: str, script: str, line: str, name: str) -> str:
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).\n"
             f"Run: `python bench/{script}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
             "| # | what | measured | figure | target | met |\n|---|---|---|---|---|---|\n" + line + "\n")
-    page = ROOT / "bench" / name
+    write_keeping_notes(ROOT / "bench" / name, text)
+    return text
+
+
+def write_keeping_notes(page: Path, text: str) -> None:
+    """Write a results page's figures (`text`), keeping its notes: what
+    follows its first `## ` heading (RESULTS.md's "## Notes", each page's
+    sessions) stays across runs."""
     old = page.read_text(encoding="utf-8") if page.exists() else ""
     notes = old[old.index("\n## ") + 1:] if "\n## " in old else ""
     page.write_text(text + ("\n" + notes if notes else ""), encoding="utf-8")
-    return text
 
 
 # The machine's own scaling, for reading row 4: the same CPU-bound work
@@ -435,14 +441,7 @@ def main() -> None:
             + "\n".join(lines) + "\n")
     print(text)
     if not args.quick and args.only is None:
-        path = ROOT / "bench" / "RESULTS.md"
-        notes = path.read_text(encoding="utf-8").split(NOTES, 1)[1] if path.exists() and NOTES in \
-            path.read_text(encoding="utf-8") else ""
-        path.write_text(text + ("\n" + NOTES + notes if notes else ""), encoding="utf-8")
-
-
-# RESULTS.md keeps what follows this heading (the analysis) across runs.
-NOTES = "## Notes"
+        write_keeping_notes(ROOT / "bench" / "RESULTS.md", text)
 
 
 if __name__ == "__main__":
