@@ -302,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     import importlib
 
     home, name = COMMANDS[args.command]
+    if args.command != "audit":   # `audit` turns the collector back on once it has imported the auditor
+        from auditor import collector
+
+        collector.resume()
     try:
         return getattr(importlib.import_module(f"auditor.commands.{home}"), name)(args)
     except UsageError as exc:
@@ -348,6 +352,9 @@ def run() -> None:
     `audit` stopped by SIGTERM cleans up, then ends by that signal
     (auditor.commands.terminate_as_interrupt); in-process callers keep theirs."""
     one_blas_thread()
+    from auditor import collector
+
+    collector.pause()   # until the command's imports are done (auditor.collector)
     from auditor.commands import terminate_as_interrupt
 
     terminate_as_interrupt.console = True

@@ -21,7 +21,7 @@ LAYERS = {
     "auditor.errors": "model", "auditor.atomic": "model", "auditor.fingerprint": "model",
     "auditor.clock": "model", "auditor.arrays": "model", "auditor.zippkg": "model",
     "auditor.user_cache": "model", "auditor.jsontext": "model", "auditor.names": "model",
-    "auditor.marked_folders": "model", "auditor.stake": "model",
+    "auditor.marked_folders": "model", "auditor.stake": "model", "auditor.collector": "model",
     "auditor.registry": "checks",
     "auditor.read": "read", "auditor.discover": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from auditor import collector
 from auditor.commands import DOCUMENT_LANG, EXIT_FINDINGS, EXIT_OK, say, terminate_as_interrupt
 from auditor.errors import Message, UsageError, os_reason
 from auditor.i18n import cli_label
@@ -73,6 +74,9 @@ def _audit(args, jobs, columns, limits, started) -> int:
     from auditor.limits import Bounds
     from auditor.run import run
 
+    if args.scheduler is None and args.cache is None and len(jobs) == 1 and jobs[0].refusal is None:
+        import auditor.audit  # noqa: F401  (a carnet alone, audited here: pandas and all, imported with the rest)
+    collector.resume()   # the auditor is imported (auditor.collector): the collector is on for the audit
     baseline = _baseline(args)
     visit, sign = _proces_verbal(args)
     options = Options(formats=args.format, lang=args.lang or DOCUMENT_LANG, debug=args.debug,
