@@ -324,3 +324,20 @@ def test_blank_lines_keep_source_row_numbers_whatever_the_line_ending(eol):
     table, _ = parse_csv_text("mises", text)
     assert table.df["_row"].tolist() == [2, 4, 6]
     assert table.rows_read == 3
+
+
+@pytest.mark.parametrize("seen, written, most", [
+    (0, 0, 10), (5, 5, 10), (5, 9, 10), (5, 10, 10), (5, 20, 10), (9, 9, 10), (10, 10, 10), (10, 30, 10),
+    (20, 20, 10), (20, 3, 10), (5, 3, 10)])
+def test_a_file_read_whole_as_it_is_when_read_whatever_its_size_when_looked_at(tmp_path, seen, written, most):
+    """csv_folder._read_whole: a file that grew or shrank between the look at
+    its size (`seen`) and the read gives its bytes as they are then, at most
+    `most` of them (more: the caller refuses it as too large)."""
+    from auditor.read.csv_folder import _read_whole
+
+    data = bytes(range(65, 65 + written))
+    path = tmp_path / "t.csv"
+    path.write_bytes(data)
+    with path.open("rb") as fh:
+        got = _read_whole(fh, seen, most)
+    assert bytes(got) == data[:most] and got.is_mutable

@@ -63,6 +63,19 @@ def test_encodings_are_detected(tmp_path, encoding):
     carnet, result = run(write_csv(tmp_path / "c", full(carnet=cover), encoding=encoding))
     assert carnet.cover["casino"] == "Casino Barrière de Deauville"
     assert codes(result) == []
+    # The header as the outputs quote it: the BOM is no part of its first name.
+    raw = read_carnet(tmp_path / "c")
+    assert [c.text for c in raw.tables["carnet"].source_columns][:1] == ["casino"]
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview, "arrow"])
+def test_every_buffer_decodes_as_its_bytes(kind):
+    import pyarrow as pa
+
+    for data, expected in [(b"\xef\xbb\xbfcaf\xc3\xa9", ("café", "utf-8-sig")), (b"caf\xc3\xa9", ("café", "utf-8")),
+                           (b"caf\xe9", ("café", "cp1252")), (b"", ("", "utf-8"))]:
+        buffer = pa.py_buffer(data) if kind == "arrow" else kind(data)
+        assert decode(buffer) == expected, (kind, data)
 
 
 def test_undecodable_bytes_are_refused_not_guessed():
