@@ -223,10 +223,16 @@ def test_the_early_read_has_ended_when_its_block_ends_untaken():
 
 
 def _arrow_owned(source) -> bool:
-    return isinstance(source, pa.Buffer) and source.is_mutable
+    """Memory Arrow allocated: a mutable buffer, or a slice of one (a bytes
+    object's memory would be an immutable buffer)."""
+    if not isinstance(source, pa.Buffer):
+        return False
+    while source.parent is not None:
+        source = source.parent
+    return source.is_mutable
 
 
-def test_every_read_hands_arrow_memory_arrow_owns(monkeypatch):
+def test_every_read_hands_arrow_memory_arrow_owns(monkeypatch, tmp_path):
     """Arrow's CSV reader lets go of its input on its own threads, after
     read_csv has returned. An input that is a Python object's memory (the
     file's bytes) then takes the GIL to let go: when the command ends right
@@ -241,7 +247,14 @@ def test_every_read_hands_arrow_memory_arrow_owns(monkeypatch):
 
     from auditor.read import csv_folder
 
-    folder = next(p for p in CSV_FOLDERS if p.name == "deauville-table1")
+    import shutil
+
+    folder = shutil.copytree(next(p for p in CSV_FOLDERS if p.name == "deauville-table1"), tmp_path / "c")
+    # The Arrow buffer sliced as the reader slices it: past a BOM, past a title line above the header.
+    coups = folder / "coups.csv"
+    coups.write_bytes(b"\xef\xbb\xbf" + coups.read_bytes())
+    mises = folder / "mises.csv"
+    mises.write_bytes(b"Carnet special\r\n" + mises.read_bytes())
     inputs = []
     real = pa.BufferReader
 
@@ -253,6 +266,8 @@ def test_every_read_hands_arrow_memory_arrow_owns(monkeypatch):
     monkeypatch.setattr(pa, "BufferReader", spy)
     here = read_carnet(folder, DEFAULT_LIMITS, early=False)
     assert inputs and all(_arrow_owned(source) for source in inputs)
+    assert sum(source.parent is not None for source in inputs) == 2   # the two slices
+    assert here.tables["mises"].title_rows == [1]
     inputs.clear()
     out = []
     thread = threading.Thread(target=lambda: out.append(read_carnet(folder, DEFAULT_LIMITS, early=False)))

@@ -435,7 +435,7 @@ def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | Non
     """The records after the first as `width` Arrow string columns c0, c1 …
     (a blank line: a row of empty cells), None when Arrow refuses the text."""
     names = [f"c{i}" for i in range(width)]
-    source = utf8 if isinstance(utf8, pa.Buffer) else _arrow_owned(text.encode("utf-8") if utf8 is None else utf8)
+    source = utf8 if _allocated_by_arrow(utf8) else _arrow_owned(text.encode("utf-8") if utf8 is None else utf8)
     try:
         return pacsv.read_csv(
             pa.BufferReader(source),
@@ -449,6 +449,17 @@ def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | Non
                                                  check_utf8=False))
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
+
+
+def _allocated_by_arrow(data) -> bool:
+    """`data` is memory Arrow allocated (`_read_whole`'s buffer, or a slice of
+    it), not a view of a Python object's: its root buffer is a mutable one
+    (`pa.py_buffer` over bytes gives an immutable one)."""
+    if not isinstance(data, pa.Buffer):
+        return False
+    while data.parent is not None:
+        data = data.parent
+    return data.is_mutable
 
 
 def _arrow_owned(data) -> pa.Buffer:
