@@ -624,13 +624,17 @@ def _parse_columns(jobs: dict[str, _ColumnJob], threads: bool) -> Iterator[tuple
         return
     from concurrent.futures import ThreadPoolExecutor
 
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="ecarte-audit-normalise")
     try:
-        with ThreadPoolExecutor(workers, thread_name_prefix="ecarte-audit-normalise") as pool:
-            futures = [pool.submit(jobs.pop(field).parse) for field in list(jobs)]
-            for i, future in enumerate(futures):
-                futures[i] = None
-                yield future.result()
-    finally:   # the last result taken, the caller closes this: the threads are ended, then their memory handed back
+        futures = [pool.submit(jobs.pop(field).parse) for field in list(jobs)]
+        for i, future in enumerate(futures):
+            futures[i] = None
+            yield future.result()
+    finally:
+        # The last result taken, the caller closes this: the threads end, then
+        # their memory is handed back. Stopped before (a parse that raised, the
+        # carnet's time limit, Ctrl-C): the columns not begun are not parsed.
+        pool.shutdown(wait=True, cancel_futures=True)
         _hand_back_threads_memory()
 
 

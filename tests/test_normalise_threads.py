@@ -99,3 +99,25 @@ def test_a_long_table_is_parsed_on_threads_as_the_audit_reads_it(tmp_path, monke
     monkeypatch.undo()
     assert any(name.startswith("ecarte-audit-normalise") for name in seen)
     _assert_same(threaded, _normalised(path, False, monkeypatch))
+
+
+def test_a_parse_that_raises_on_a_thread_stops_normalise_as_on_one(tmp_path, monkeypatch):
+    """A defect in one column's parse comes out of normalise as it would one
+    column after the other (the audit makes it the carnet's fault); the
+    columns not begun are not parsed, and no parse thread is left."""
+    path = _hostile_folder(tmp_path / "c")
+    parse = N._ColumnJob.parse
+
+    def failing(job):
+        if job.kind == "amount":
+            raise RuntimeError("boom")
+        return parse(job)
+
+    for threads in (True, False):
+        monkeypatch.setattr(N, "PARALLEL_ROWS", 0 if threads else 1 << 62)
+        monkeypatch.setattr(N, "_cores", lambda: 2)
+        monkeypatch.setattr(N._ColumnJob, "parse", failing)
+        with pytest.raises(RuntimeError, match="boom"):
+            N.normalise(read_carnet(path), free_raw=True)
+        monkeypatch.undo()
+    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-normalise")]
