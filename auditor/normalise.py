@@ -9,6 +9,7 @@ call (`schemas/`), whose lazy failure cases are mapped to EC00-02 cell by cell.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Iterator
@@ -626,10 +627,18 @@ def _parse_columns(jobs: dict[str, _ColumnJob], threads: bool) -> Iterator[tuple
 
     pool = ThreadPoolExecutor(workers, thread_name_prefix="ecarte-audit-normalise")
     try:
-        futures = [pool.submit(jobs.pop(field).parse) for field in list(jobs)]
+        futures = []
+        try:
+            for field in list(jobs):
+                futures.append(pool.submit(jobs[field].parse))
+                del jobs[field]
+        except RuntimeError:
+            pass   # no thread could be started (a limit on the process's threads): the rest one by one
         for i, future in enumerate(futures):
             futures[i] = None
             yield future.result()
+        for field in list(jobs):
+            yield jobs.pop(field).parse()
     finally:
         # The last result taken, the caller closes this: the threads end, then
         # their memory is handed back. Stopped before (a parse that raised, the
@@ -644,11 +653,11 @@ def _hand_back_threads_memory() -> None:
     (some 40 MB for a million stakes, resident under the rules' peak).
     malloc_trim hands it back to the system (a few milliseconds). Only where
     the C library has it (glibc); elsewhere nothing."""
-    import ctypes
-
     try:
+        import ctypes
+
         trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError, TypeError):
+    except (ImportError, OSError, AttributeError, TypeError):
         return
     trim(0)
 
@@ -717,55 +726,57 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
                 no_value = mask if no_value is None else (no_value | mask)
         jobs[field] = _ColumnJob(kind, raw, no_value, default, month_first, first)
         masks[field] = (formula, errors, wrong_order)
-    parsed = _parse_columns(jobs, threads=n >= PARALLEL_ROWS)
-    for field, column in schema.columns.items():
-        meta = column.metadata or {}
-        source = meta.get("source") or field
-        kind, default = meta["kind"], meta.get("default")
-        sources[field] = source
-        if source in columns:
-            present.add(field)
-            values, bad, empty = next(parsed)
-            formula, errors, wrong_order = masks.pop(field)
-            # The most telling reason wins for a cell: formula, error value, order.
-            for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
-                              (wrong_order, "date_order")):
-                if mask is not None:
-                    for pos in mask.nonzero()[0]:
-                        bad_cells[(field, int(pos))] = why
-            # A column filled from another is validated as filled (below): it stays.
-            if free and not meta.get("default_from") and _column_valid(column, values):
-                checked.add(field)
-                # Nothing pandera could add in this column: its findings are the cells above.
-                quoted.update(_texts(rt, source, (bad, formula, errors, wrong_order)))
-                rt.drop_column(source)
-                # Arrow's pool keeps freed pages for itself; the typed columns come from numpy's.
-                pa.default_memory_pool().release_unused()
-        else:
-            if _ambiguous(problems, rt.name, source):
-                # Two source columns for it, neither read: its values are unknown,
-                # never its default (carnet-format.md: "never a guess"), and the
-                # rules that read it are not checked (`Carnet.has`).
-                ambiguous.add(field)
-                default = None
-            elif meta.get("required"):
-                problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
-                                                      kind="missing_column",
-                                                      params={"table": rt.name, "column": source})))
-            elif default is not None or meta.get("default_from"):
-                defaulted.add(field)
-            empty = np.ones(n, dtype=bool)
-            if kind in ("int", "amount"):
-                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
-                values = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
-                          if default is None else _parsed(kind, cells, None, None)[0])
+    raw = first = None   # each job holds its column's text: a dropped column's is then let go
+    # Closed however the loop ends (a defect, the time limit, Ctrl-C): the
+    # parse's threads are stopped and their memory handed back (`_parse_columns`).
+    with contextlib.closing(_parse_columns(jobs, threads=n >= PARALLEL_ROWS)) as parsed:
+        for field, column in schema.columns.items():
+            meta = column.metadata or {}
+            source = meta.get("source") or field
+            kind, default = meta["kind"], meta.get("default")
+            sources[field] = source
+            if source in columns:
+                present.add(field)
+                values, bad, empty = next(parsed)
+                formula, errors, wrong_order = masks.pop(field)
+                # The most telling reason wins for a cell: formula, error value, order.
+                for mask, why in ((bad, "unparseable"), (formula, "formula_no_value"), (errors, "error_value"),
+                                  (wrong_order, "date_order")):
+                    if mask is not None:
+                        for pos in mask.nonzero()[0]:
+                            bad_cells[(field, int(pos))] = why
+                # A column filled from another is validated as filled (below): it stays.
+                if free and not meta.get("default_from") and _column_valid(column, values):
+                    checked.add(field)
+                    # Nothing pandera could add in this column: its findings are the cells above.
+                    quoted.update(_texts(rt, source, (bad, formula, errors, wrong_order)))
+                    rt.drop_column(source)
+                    # Arrow's pool keeps freed pages for itself; the typed columns come from numpy's.
+                    pa.default_memory_pool().release_unused()
             else:
-                cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
-                values, _ = PARSERS[kind](cells)
-        if meta.get("default_from") and field not in ambiguous:
-            filled_from[field] = (meta["default_from"], empty)
-        typed[field] = values
-    parsed.close()   # every column taken: the parse's threads end here (`_parse_columns`)
+                if _ambiguous(problems, rt.name, source):
+                    # Two source columns for it, neither read: its values are unknown,
+                    # never its default (carnet-format.md: "never a guess"), and the
+                    # rules that read it are not checked (`Carnet.has`).
+                    ambiguous.add(field)
+                    default = None
+                elif meta.get("required"):
+                    problems.append(("EC00-01", Violation(table=rt.name, row=rt.header_row, column=source,
+                                                          kind="missing_column",
+                                                          params={"table": rt.name, "column": source})))
+                elif default is not None or meta.get("default_from"):
+                    defaulted.add(field)
+                empty = np.ones(n, dtype=bool)
+                if kind in ("int", "amount"):
+                    cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                    values = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+                              if default is None else _parsed(kind, cells, None, None)[0])
+                else:
+                    cells = pa.nulls(n, pa.string()) if default is None else pa.repeat(pa.scalar(default), n)
+                    values, _ = PARSERS[kind](cells)
+            if meta.get("default_from") and field not in ambiguous:
+                filled_from[field] = (meta["default_from"], empty)
+            typed[field] = values
     for field, (other, empty) in filled_from.items():
         typed[field] = _filled(typed[field], empty, typed[other])
     # The arrays are this table's own: the frame takes them as they are.

@@ -121,3 +121,63 @@ def test_a_parse_that_raises_on_a_thread_stops_normalise_as_on_one(tmp_path, mon
             N.normalise(read_carnet(path), free_raw=True)
         monkeypatch.undo()
     assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-normalise")]
+
+
+def test_a_stop_while_a_column_is_taken_ends_the_parse_threads(tmp_path, monkeypatch):
+    """The time limit or Ctrl-C may land while normalise takes a parsed
+    column (its bad cells, its check) rather than while it waits for one:
+    the columns not begun are not parsed, and no parse thread outlives it."""
+    path = _hostile_folder(tmp_path / "c")
+    monkeypatch.setattr(N, "PARALLEL_ROWS", 0)
+    monkeypatch.setattr(N, "_cores", lambda: 2)
+    monkeypatch.setattr(N, "FREE_ROWS", 0)   # every column is checked once parsed (`_column_valid`)
+    calls = []
+
+    def stopped(column, values):
+        calls.append(column)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(N, "_column_valid", stopped)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        N.normalise(read_carnet(path), free_raw=True)
+    # Still handling the stop (its traceback, and normalise's frames with it, alive): the threads are gone.
+    assert stop.traceback and not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-normalise")]
+
+
+def test_no_thread_to_be_had_parses_one_column_after_the_other(tmp_path, monkeypatch):
+    """A process that may start no more threads still reads its long carnet."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = _hostile_folder(tmp_path / "c")
+    one = _normalised(path, False, monkeypatch)
+    submit = ThreadPoolExecutor.submit
+    submitted = []
+
+    def limited(pool, *args, **kwargs):
+        if submitted:
+            raise RuntimeError("can't start new thread")
+        submitted.append(args)
+        return submit(pool, *args, **kwargs)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", limited)
+    _assert_same(_normalised(path, True, monkeypatch), one)
+    assert len(submitted) == 1
+
+
+def test_a_python_without_ctypes_still_normalises_a_long_table(tmp_path, monkeypatch):
+    import builtins
+
+    path = _hostile_folder(tmp_path / "c")
+    one = _normalised(path, False, monkeypatch)
+    real = builtins.__import__
+
+    def without_ctypes(name, *args, **kwargs):
+        if name == "ctypes":
+            raise ImportError("No module named '_ctypes'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_ctypes)
+    threaded = _normalised(path, True, monkeypatch)
+    _assert_same(threaded, one)
