@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_audit import DATA, FRICTIONLESS, WRAPPER, casino_batch, generate_csv, timed_child  # noqa: E402
+from bench_audit import DATA, FRICTIONLESS, WRAPPER, casino_batch, generate_csv, rotated, timed_child  # noqa: E402
 
 PY = sys.executable
 
@@ -75,27 +75,33 @@ def main() -> None:
         print(f"{key:<16} {s[0]:6.2f} s wall {s[1]:6.2f} s CPU {s[2]:6.0f} MB  load {s[3]:.1f}", flush=True)
 
     audit = [PY, "-m", "auditor", "audit"]
-    for _ in range(args.rounds):
+    for turn in range(args.rounds):
+        # Each round takes its commands in another order (`bench_audit.rotated`):
+        # a process right after another pays for what that one left behind.
+        order = rotated(list(revs), turn)
         if "2" in rows:   # as `make bench` times it: the validation, inside its own process
             secs, _ = timed_child(FRICTIONLESS.format(name="mises.csv", folder=str(big)))
             samples.setdefault("2 frictionless", []).append((secs, 0.0, 0.0, os.getloadavg()[0]))
             print(f"{'2 frictionless':<16} {secs:6.2f} s", flush=True)
-        if "1" in rows:
-            take("1 duckdb", [PY, str(HERE / "duckdb_anchor.py"), str(big)])
         if "1" in rows or "2" in rows:
-            for rev in revs:
-                take(f"1 {rev}", [*audit, str(big), "--out", str(out / rev), "--quiet", "--jobs", "1",
-                                  "--format", "json,html"], rev)
+            for rev in rotated(["duckdb", *order], turn) if "1" in rows else order:
+                if rev == "duckdb":
+                    take("1 duckdb", [PY, str(HERE / "duckdb_anchor.py"), str(big)])
+                else:
+                    take(f"1 {rev}", [*audit, str(big), "--out", str(out / rev), "--quiet", "--jobs", "1",
+                                      "--format", "json,html"], rev)
         if "3" in rows:
-            for rev in revs:
+            for rev in order:
                 take(f"3 {rev}", [*audit, str(batch), "--out", str(out / rev), "--quiet", "--jobs", "1",
                                   "--fail-on", "never"], rev)
         if "5" in rows:
-            for _ in range(3):
-                take("5 pandas", [PY, "-c", "import pandas"])
-                for rev in revs:
-                    take(f"5 {rev}", [*audit, str(one), "--out", str(out / rev), "--quiet", "--fail-on", "never"],
-                         rev)
+            for inner in range(3):
+                for rev in rotated(["pandas", *order], inner):
+                    if rev == "pandas":
+                        take("5 pandas", [PY, "-c", "import pandas"])
+                    else:
+                        take(f"5 {rev}", [*audit, str(one), "--out", str(out / rev), "--quiet", "--fail-on",
+                                          "never"], rev)
     shutil.rmtree(out, ignore_errors=True)
     med = {k: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v), max(s[2] for s in v),
                statistics.median(s[3] for s in v)) for k, v in samples.items()}

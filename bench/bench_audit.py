@@ -126,11 +126,13 @@ def bench_big_csv(scale: int, lines: list[str]) -> None:
     # Medians of RUNS runs of each, taken in turns so that all see the same
     # machine (one run of a 2-second process varies by a fifth here); peaks: the largest.
     samples: dict[str, list[tuple[float, float, float]]] = {"read": [], "duckdb": [], "audit": []}
-    for _ in range(RUNS):
-        samples["read"].append((*run([PY, "-c", READ_CSV.format(folder=str(folder))]), LAST_CPU[0]))
-        samples["duckdb"].append((*run([PY, str(ROOT / "bench" / "duckdb_anchor.py"), str(folder)]), LAST_CPU[0]))
-        samples["audit"].append((*run([PY, "-m", "auditor", "audit", str(folder), "--out", str(DATA / "out-1"),
-                                       "--quiet", "--jobs", "1", "--format", "json,html"]), LAST_CPU[0]))
+    commands = {"read": [PY, "-c", READ_CSV.format(folder=str(folder))],
+                "duckdb": [PY, str(ROOT / "bench" / "duckdb_anchor.py"), str(folder)],
+                "audit": [PY, "-m", "auditor", "audit", str(folder), "--out", str(DATA / "out-1"), "--quiet",
+                          "--jobs", "1", "--format", "json,html"]}
+    for turn in range(RUNS):
+        for key in rotated(list(commands), turn):
+            samples[key].append((*run(commands[key]), LAST_CPU[0]))
     (read, read_mb, read_cpu), (duck, duck_mb, duck_cpu), (wall, peak, cpu) = (
         _medians(samples[k]) for k in ("read", "duckdb", "audit"))
     lines.append(f"| 1 | CSV carnet, {n_mises:,} stakes (7 files): audit json+html vs the DuckDB script of four "
@@ -148,8 +150,20 @@ def bench_big_csv(scale: int, lines: list[str]) -> None:
                  f"{_met(fl / wall >= 10)} |")
 
 
-RUNS = 5
-BATCH_RUNS = 3
+RUNS = 6         # each of row 1's three commands twice in each place of a turn (`rotated`)
+BATCH_RUNS = 4   # each of rows 3–4's two runs twice first
+
+
+def rotated(items: list, turn: int) -> list:
+    """The commands of one turn, in an order that moves on each turn, so that
+    over len(items) turns each runs once in every place. A process that comes
+    right after another pays for what that one left behind: the same audit,
+    the same code, ran 15–20 % slower right after the DuckDB script than in
+    the next place (session 17, `bench/ab_speed.py` with one commit on both
+    sides). In a fixed order that cost fell on the command that always came
+    second."""
+    k = turn % len(items)
+    return items[k:] + items[:k]
 
 
 def _medians(samples: list[tuple[float, float, float]]) -> tuple[float, float, float]:
@@ -337,8 +351,8 @@ def bench_batch(scale: int, lines: list[str]) -> None:
     # Medians of BATCH_RUNS runs of each, in turns, as for row 1; the machine's own scaling between them.
     samples: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
     ceiling: list[float] = []
-    for _ in range(BATCH_RUNS):
-        for jobs in (1, 2):
+    for turn in range(BATCH_RUNS):
+        for jobs in rotated([1, 2], turn):
             samples[jobs].append((*run([PY, "-m", "auditor", "audit", str(root), "--out", str(DATA / f"out-b{jobs}"),
                                         "--quiet", "--jobs", str(jobs), "--fail-on", "never"]), LAST_CPU[0]))
         ceiling.append(machine_scaling())
@@ -366,10 +380,12 @@ def bench_one(scale: int, lines: list[str]) -> None:
     pandas, in turns, medians of ONE_RUNS."""
     carnet = casino_batch(200 // scale) / "c0000"
     samples: dict[str, list[tuple[float, float, float]]] = {"pandas": [], "audit": []}
-    for _ in range(ONE_RUNS):
-        samples["pandas"].append((*run([PY, "-c", IMPORT_PANDAS]), LAST_CPU[0]))
-        samples["audit"].append((*run([PY, "-m", "auditor", "audit", str(carnet), "--out", str(DATA / "out-one"),
-                                       "--quiet", "--fail-on", "never"]), LAST_CPU[0]))
+    commands = {"pandas": [PY, "-c", IMPORT_PANDAS],
+                "audit": [PY, "-m", "auditor", "audit", str(carnet), "--out", str(DATA / "out-one"), "--quiet",
+                          "--fail-on", "never"]}
+    for turn in range(ONE_RUNS):
+        for key in rotated(list(commands), turn):
+            samples[key].append((*run(commands[key]), LAST_CPU[0]))
     (pd_wall, pd_mb, pd_cpu), (wall, peak, cpu) = (_medians(samples[k]) for k in ("pandas", "audit"))
     lines.append(f"| 5 | one small carnet as casinos keep them, whole command (html+json) vs `python -c 'import "
                  f"pandas'`, medians of {ONE_RUNS} in turns | audit {wall:.2f} s ({cpu:.2f} s CPU), {peak:.0f} MB; "
@@ -377,7 +393,7 @@ def bench_one(scale: int, lines: list[str]) -> None:
                  f"{cpu / pd_cpu:.2f}× | **{wall / pd_wall:.2f}×** | ≤ 1× | {_met(wall / pd_wall <= 1)} |")
 
 
-ONE_RUNS = 9
+ONE_RUNS = 10   # each of the two commands five times first
 
 
 def bench_xlsx(scale: int, lines: list[str]) -> None:
