@@ -157,23 +157,24 @@ def _read_whole(fh, size: int, most: int) -> pa.Buffer:
     read into a bytes object had to be copied there (for a million stakes,
     26 MB more memory, written twice). `size`: the file's size when looked
     at; a file grown since is read to its end all the same."""
-    buf = pa.allocate_buffer(min(size, most - 1) + 1, resizable=True)
+    buf = pa.allocate_buffer(min(size + 1, most), resizable=True)
+    n = _fill(fh, buf, 0)
+    if n == buf.size < most:   # grown past the size seen: room for the rest, as it comes
+        buf.resize(most)
+        n = _fill(fh, buf, n)
+    buf.resize(n)
+    return buf
+
+
+def _fill(fh, buf: pa.Buffer, n: int) -> int:
+    """Read `fh` into `buf` from byte `n` until `buf` is full or the file ends; the bytes now in it."""
     view = memoryview(buf).cast("B")
-    n = 0
     while n < len(view):
         got = fh.readinto(view[n:])
         if not got:
             break
         n += got
-    del view
-    if n == buf.size and n < most:   # grown past the size seen: the rest, as it comes
-        rest = fh.read(most - n)
-        if rest:
-            buf.resize(n + len(rest))
-            memoryview(buf).cast("B")[n:] = rest
-            return buf
-    buf.resize(n)
-    return buf
+    return n
 
 
 def _refused(table: str, kind: str, **params) -> tuple[None, list[ReadProblem]]:
@@ -188,7 +189,9 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
     The header is found among the first records (title records above it are
     skipped, row numbers stay the file's own); trailing totals records are
     left out and listed. `utf8`: the text's UTF-8 bytes when the caller has
-    them (the file's own), so they are not encoded again."""
+    them (the file's own, in the buffer Arrow allocated for them: `_read_whole`),
+    so they are neither encoded nor copied again; never a buffer over a Python
+    object's memory (`_arrow_owned` says why)."""
     delim = sniff_delimiter(text)
     # Every field ends at a delimiter or a line end: a bound on the cells known
     # before parsing, so a hostile file is refused before it fills memory.
@@ -197,8 +200,7 @@ def parse_csv_text(table: str, text: str, limits: Limits = DEFAULT_LIMITS,
         return _refused(table, "too_many_cells", cells=bound, limit=limits.max_cells)
     skip, offset, title = _header_offset(table, text, delim, mapping)
     if offset and utf8 is not None:
-        skipped = len(text[:offset].encode("utf-8"))
-        utf8 = utf8.slice(skipped) if isinstance(utf8, pa.Buffer) else memoryview(utf8)[skipped:]
+        utf8 = utf8.slice(len(text[:offset].encode("utf-8")))
     raw, problems = _parse_table(table, text[offset:] if offset else text, delim, limits, mapping, utf8)
     if skip:
         problems = [dataclasses.replace(p, row=p.row + skip) if p.row is not None else p for p in problems]
@@ -435,7 +437,7 @@ def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | Non
     """The records after the first as `width` Arrow string columns c0, c1 …
     (a blank line: a row of empty cells), None when Arrow refuses the text."""
     names = [f"c{i}" for i in range(width)]
-    source = utf8 if _allocated_by_arrow(utf8) else _arrow_owned(text.encode("utf-8") if utf8 is None else utf8)
+    source = _arrow_owned(text.encode("utf-8")) if utf8 is None else utf8
     try:
         return pacsv.read_csv(
             pa.BufferReader(source),
@@ -449,17 +451,6 @@ def _arrow_table(text: str, delim: str, width: int, utf8=None) -> pa.Table | Non
                                                  check_utf8=False))
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
-
-
-def _allocated_by_arrow(data) -> bool:
-    """`data` is memory Arrow allocated (`_read_whole`'s buffer, or a slice of
-    it), not a view of a Python object's: its root buffer is a mutable one
-    (`pa.py_buffer` over bytes gives an immutable one)."""
-    if not isinstance(data, pa.Buffer):
-        return False
-    while data.parent is not None:
-        data = data.parent
-    return data.is_mutable
 
 
 def _arrow_owned(data) -> pa.Buffer:
