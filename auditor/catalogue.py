@@ -16,7 +16,7 @@ from pathlib import Path
 
 from auditor.model import Severity
 from auditor.money import Levy
-from auditor.user_cache import toml_loads
+from auditor.user_cache import parse_toml, toml_loads
 
 CODE_PATTERN = re.compile(r"^EC\d{2,3}-\d{2}$")
 LANGS = ("fr", "en")
@@ -167,11 +167,8 @@ class Profile:
 def _read_toml(node, shipped: bool = True) -> dict:
     """A TOML file as a dict; the package's own files parsed once per user (`user_cache`)."""
     text = node.read_text(encoding="utf-8")
-    if shipped:
-        return toml_loads(text)
-    import tomllib   # a user's own file: parsed each time (not kept in the user's cache)
-
-    return tomllib.loads(text)
+    # A user's own file is parsed each time (not kept in the user's cache).
+    return toml_loads(text) if shipped else parse_toml(text)
 
 
 def load_profile(path: str | Path | None = None, **overrides) -> Profile:

@@ -58,7 +58,11 @@ def total_at_stake(findings: Iterable) -> int:
     """A carnet's money at stake, each cent once: per séance, the larger kind
     of money of each same-loss group. A finding across carnets (seen from
     this carnet: its séance is this carnet's) counts in this carnet's séance."""
-    plain, buckets = stake_parts(findings)
+    return _counted(*stake_parts(findings))
+
+
+def _counted(plain: int, buckets: Buckets) -> int:
+    """`stake_parts`' two parts as one total: per (group, séance), the larger kind."""
     return plain + sum(max(kinds.values()) for kinds in buckets.values())
 
 
@@ -78,7 +82,7 @@ def batch_at_stake(parts: dict[str, tuple[int, Buckets]], cross: Iterable[dict])
     Never below a carnet's own total: a loss of one carnet never cancels
     another's."""
     of = loss_kinds()
-    total = sum(plain + sum(max(kinds.values()) for kinds in buckets.values()) for plain, buckets in parts.values())
+    total = sum(_counted(*own) for own in parts.values())
     seances = {(carnet, group, seance): dict(kinds)
                for carnet, (_, buckets) in parts.items() for (group, seance), kinds in buckets.items()}
     for f in cross:

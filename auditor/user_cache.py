@@ -50,7 +50,7 @@ def toml_loads(text: str) -> dict:
     """`tomllib.loads(text)`, from the cache when this text was parsed before."""
     where = folder("toml")
     if where is None:
-        return _parse_toml(text)
+        return parse_toml(text)
     key = hashlib.sha256(f"{sys.version_info[:2]}\n{text}".encode("utf-8")).hexdigest()
     path = where / f"{key}.pickle"
     payload = _read_sealed(path)
@@ -59,7 +59,7 @@ def toml_loads(text: str) -> dict:
             return pickle.loads(payload)
         except Exception:
             pass
-    parsed = _parse_toml(text)
+    parsed = parse_toml(text)
     _write_sealed(path, pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
     return parsed
 
@@ -80,7 +80,8 @@ def _write_sealed(path: Path, payload: bytes) -> None:
     _write(path, hashlib.sha256(payload).digest() + payload)
 
 
-def _parse_toml(text: str) -> dict:
+def parse_toml(text: str) -> dict:
+    """`tomllib.loads(text)`, parsed now (a user's own file, or a text the cache does not hold)."""
     import tomllib   # imported for a text not parsed before only: its import compiles a dozen patterns
 
     return tomllib.loads(text)
