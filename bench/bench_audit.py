@@ -125,14 +125,10 @@ def bench_big_csv(scale: int, lines: list[str]) -> None:
     n_mises = sum(1 for _ in open(folder / "mises.csv", encoding="utf-8-sig")) - 1
     # Medians of RUNS runs of each, taken in turns so that all see the same
     # machine (one run of a 2-second process varies by a fifth here); peaks: the largest.
-    samples: dict[str, list[tuple[float, float, float]]] = {"read": [], "duckdb": [], "audit": []}
-    commands = {"read": [PY, "-c", READ_CSV.format(folder=str(folder))],
-                "duckdb": [PY, str(ROOT / "bench" / "duckdb_anchor.py"), str(folder)],
-                "audit": [PY, "-m", "auditor", "audit", str(folder), "--out", str(DATA / "out-1"), "--quiet",
-                          "--jobs", "1", "--format", "json,html"]}
-    for turn in range(RUNS):
-        for key in rotated(list(commands), turn):
-            samples[key].append((*run(commands[key]), LAST_CPU[0]))
+    samples = in_turns({"read": [PY, "-c", READ_CSV.format(folder=str(folder))],
+                        "duckdb": [PY, str(ROOT / "bench" / "duckdb_anchor.py"), str(folder)],
+                        "audit": [PY, "-m", "auditor", "audit", str(folder), "--out", str(DATA / "out-1"), "--quiet",
+                                  "--jobs", "1", "--format", "json,html"]}, RUNS)
     (read, read_mb, read_cpu), (duck, duck_mb, duck_cpu), (wall, peak, cpu) = (
         _medians(samples[k]) for k in ("read", "duckdb", "audit"))
     lines.append(f"| 1 | CSV carnet, {n_mises:,} stakes (7 files): audit json+html vs the DuckDB script of four "
@@ -164,6 +160,16 @@ def rotated(items: list, turn: int) -> list:
     second."""
     k = turn % len(items)
     return items[k:] + items[:k]
+
+
+def in_turns(commands: dict[str, list[str]], turns: int) -> dict[str, list[tuple[float, float, float]]]:
+    """Each command run once a turn, `turns` times, in `rotated` order: per
+    command, its (wall, peak MB, CPU) of each run."""
+    samples: dict[str, list[tuple[float, float, float]]] = {key: [] for key in commands}
+    for turn in range(turns):
+        for key in rotated(list(commands), turn):
+            samples[key].append((*run(commands[key]), LAST_CPU[0]))
+    return samples
 
 
 def _medians(samples: list[tuple[float, float, float]]) -> tuple[float, float, float]:
@@ -198,33 +204,41 @@ def archive_batch(n: int) -> Path:
     well-kept archive: the batch measures the run, not thousands of
     findings across carnets (carnets made each on its own, all dated the
     same day with unrelated tickets, gave 7,286 of them over 1,000)."""
-    root = DATA / f"archive-{n}"
-    if not root.exists():
+    def make(folder: Path) -> None:
         from auditor.synth.archive import ArchiveSpec, generate_archive
         from auditor.synth.generate import Spec, write_csv_folder
 
-        tmp = root.with_name(root.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
         for k in range(min(n, ARCHIVE_TABLES)):
             start = 1 + 10_000 * k   # the table's own books: no number shared with another table of its casino
             spec = Spec(seances=1, coups=20, mises=6, seed=k, table=1 + k % 12, casino=f"Casino {k % 7}",
                         ticket_start={10: start, 100: start, 1000: start})
             days = generate_archive(ArchiveSpec(len(range(k, n, ARCHIVE_TABLES)), spec))
             for d, (_, tables) in enumerate(days):
-                write_csv_folder(tables, tmp / f"c{k + d * ARCHIVE_TABLES:04d}")
-        tmp.rename(root)   # whole or not at all: a stopped generation is made again
+                write_csv_folder(tables, folder / f"c{k + d * ARCHIVE_TABLES:04d}")
+
+    return made_once(DATA / f"archive-{n}", make)
+
+
+def made_once(root: Path, make) -> Path:
+    """`root`, made by `make(folder)` the first time only, whole or not at all:
+    made beside it, then renamed (a generation stopped half-way is made again)."""
+    if not root.exists():
+        part = root.with_name(root.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        make(part)
+        part.rename(root)
     return root
 
 
 def generated_batch(name: str, n: int, spec_of) -> Path:
     """`DATA/name`: `n` CSV-folder carnets, carnet i from `spec_of(i)` (written once)."""
-    root = DATA / name
-    if not root.exists():
+    def make(folder: Path) -> None:
         from auditor.synth.generate import generate, write_csv_folder
 
         for i in range(n):
-            write_csv_folder(generate(spec_of(i)), root / f"c{i:04d}")
-    return root
+            write_csv_folder(generate(spec_of(i)), folder / f"c{i:04d}")
+
+    return made_once(DATA / name, make)
 
 
 def _batch_folder(n: int) -> Path:
@@ -284,15 +298,13 @@ def _casino(i: int):
 
 def casino_batch(n: int) -> Path:
     """`DATA/casino-n`: `n` carnets of `_casino`, written by `write_casino_csv` (once)."""
-    root = DATA / f"casino-{n}"
-    if not root.exists():
+    def make(folder: Path) -> None:
         from auditor.synth.generate import generate
 
-        tmp = DATA / f"casino-{n}.part"
         for i in range(n):
-            write_casino_csv(generate(_casino(i)), tmp / f"c{i:04d}")
-        tmp.rename(root)
-    return root
+            write_casino_csv(generate(_casino(i)), folder / f"c{i:04d}")
+
+    return made_once(DATA / f"casino-{n}", make)
 
 
 def results_page(title: str, script: str, line: str, name: str) -> str:
@@ -379,13 +391,9 @@ def bench_one(scale: int, lines: list[str]) -> None:
     (default formats, html and json) against a process that only imports
     pandas, in turns, medians of ONE_RUNS."""
     carnet = casino_batch(200 // scale) / "c0000"
-    samples: dict[str, list[tuple[float, float, float]]] = {"pandas": [], "audit": []}
-    commands = {"pandas": [PY, "-c", IMPORT_PANDAS],
-                "audit": [PY, "-m", "auditor", "audit", str(carnet), "--out", str(DATA / "out-one"), "--quiet",
-                          "--fail-on", "never"]}
-    for turn in range(ONE_RUNS):
-        for key in rotated(list(commands), turn):
-            samples[key].append((*run(commands[key]), LAST_CPU[0]))
+    samples = in_turns({"pandas": [PY, "-c", IMPORT_PANDAS],
+                        "audit": [PY, "-m", "auditor", "audit", str(carnet), "--out", str(DATA / "out-one"),
+                                  "--quiet", "--fail-on", "never"]}, ONE_RUNS)
     (pd_wall, pd_mb, pd_cpu), (wall, peak, cpu) = (_medians(samples[k]) for k in ("pandas", "audit"))
     lines.append(f"| 5 | one small carnet as casinos keep them, whole command (html+json) vs `python -c 'import "
                  f"pandas'`, medians of {ONE_RUNS} in turns | audit {wall:.2f} s ({cpu:.2f} s CPU), {peak:.0f} MB; "
