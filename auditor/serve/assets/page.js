@@ -1,8 +1,9 @@
 // The local page: send carnets, follow the audit, show the report, record
 // decisions, list the visit's audits. Every text comes from the server's
-// labels (#labels); every value from the server goes in through textContent
-// or an attribute, never as HTML. What is shown lives in the address
-// (?audit=…&carnet=…): a reload or the language menu shows it again.
+// labels (#labels); every value from the server goes in through setText
+// (textContent, its bidirectional controls as code points) or an attribute,
+// never as HTML. What is shown lives in the address (?audit=…&carnet=…): a
+// reload or the language menu shows it again.
 (function () {
   "use strict";
   var L = JSON.parse(document.getElementById("labels").textContent);
@@ -31,9 +32,11 @@
     });
   }
 
+  function setText(node, text) { node.textContent = plain(text); }
+
   function el(tag, text, attrs) {
     var node = document.createElement(tag);
-    if (text !== undefined && text !== null) { node.textContent = plain(text); }
+    if (text !== undefined && text !== null) { setText(node, text); }
     Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
     return node;
   }
@@ -66,7 +69,7 @@
     window.location.search = "?" + q.toString();
   });
 
-  function showError(text) { $("error").textContent = plain(text); $("error").hidden = false; }
+  function showError(text) { setText($("error"), text); $("error").hidden = false; }
 
   function failed(text) {
     $("progress").hidden = true;
@@ -80,7 +83,7 @@
     $("start").hidden = true;
     $("progress").hidden = false;
     $("bar").removeAttribute("value");
-    $("progress-text").textContent = plain(text);
+    setText($("progress-text"), text);
   }
 
   function send(files) {
@@ -122,9 +125,9 @@
     if (s.total) {
       $("bar").max = s.total;
       $("bar").value = s.done;
-      $("progress-text").textContent = plain(t("progress", { done: s.done, total: s.total }));
+      setText($("progress-text"), t("progress", { done: s.done, total: s.total }));
     } else {
-      $("progress-text").textContent = plain(t("queued"));
+      setText($("progress-text"), t("queued"));
     }
   }
 
@@ -137,8 +140,8 @@
     $("progress").hidden = true;
     $("result").hidden = false;
     $("ignored").hidden = !s.ignored.length;
-    $("ignored").textContent = plain(s.ignored.length ? t("ignored", { names: s.ignored.join(", "), expected: L["js.expected"] }) : "");
-    $("place").textContent = plain(s.place ? t("kept_in", { place: s.place }) + (s.created_text ? " — " + s.created_text : "") : "");
+    setText($("ignored"), s.ignored.length ? t("ignored", { names: s.ignored.join(", "), expected: L["js.expected"] }) : "");
+    setText($("place"), s.place ? t("kept_in", { place: s.place }) + (s.created_text ? " — " + s.created_text : "") : "");
     $("carnets").hidden = !s.batch;
     $("show-index").hidden = !s.batch;
     if (s.batch) { carnetTable(s); }
@@ -185,7 +188,7 @@
     carnet = c;
     remember();
     $("report").src = fresh(c.report);
-    $("verdict").textContent = plain(c.shown + " — " + verdictText(c.verdict));
+    setText($("verdict"), c.shown + " — " + verdictText(c.verdict));
     $("verdict").className = "verdict " + c.verdict;
     $("dl-json").href = c.findings + "?download=1";
     $("dl-xlsx").href = c.workbook + "?download=1";
@@ -204,7 +207,7 @@
       box.appendChild(el("strong", t("previous", { when: c.previous.created_text })));
       box.appendChild(document.createTextNode(" " + t("changes", c.baseline_counts)));
     } else if (c.casino) {
-      box.textContent = plain(t("no_previous"));
+      setText(box, t("no_previous"));
     }
     box.hidden = !box.textContent;
   }
@@ -268,7 +271,7 @@
       .then(function (res) {
         if (!res[0]) { answer(res[1].error || "?"); return; }
         answer(t("saved"));
-        $("review-state").textContent = plain(t("rerendering"));
+        setText($("review-state"), t("rerendering"));
         remade(run.run, run.version, shown.id);
       }, function () { answer(t("network")); });
   }
@@ -277,7 +280,7 @@
     getJSON("api/runs/" + run).then(function (res) {
       var s = res[1];
       if (res[0] && s.version > version && !s.rendering) {
-        $("review-state").textContent = plain(t("saved"));
+        setText($("review-state"), t("saved"));
         if (current && current.run === run) { show(s, carnet ? carnet.id : cid); }   // unless another was chosen since
         listVisits();
       } else {
@@ -290,7 +293,7 @@
   function listVisits() {
     getJSON("api/audits").then(function (res) {
       var box = $("visits-list");
-      if (!res[0]) { box.textContent = plain(res[1].error || ""); return; }
+      if (!res[0]) { setText(box, res[1].error || ""); return; }
       if (!res[1].visits.length) { return; }
       box.textContent = "";
       var past = false;
@@ -328,18 +331,18 @@
   if (reviews) { $("review-by").addEventListener("input", function () { $("review-by").setAttribute("data-typed", "yes"); }); }
   $("settings-form").addEventListener("submit", function (e) {
     e.preventDefault();
-    $("settings-done").textContent = plain(t("saving"));
+    setText($("settings-done"), t("saving"));
     postJSON("api/settings", { inspector: $("set-inspector").value, grade: $("set-grade").value,
                                place: $("set-place").value, workspace: $("set-workspace").value,
                                certificate: $("set-certificate").value, password: $("set-password").value || null })
       .then(function (res) {
         $("set-password").value = "";
-        if (!res[0]) { $("settings-done").textContent = plain(res[1].error || "?"); return; }
+        if (!res[0]) { setText($("settings-done"), res[1].error || "?"); return; }
         fillSettings(res[1]);
         $("settings").open = true;
-        $("settings-done").textContent = plain(t("settings_saved") + " " + (res[1].signing ? t("signed") : t("unsigned")));
+        setText($("settings-done"), t("settings_saved") + " " + (res[1].signing ? t("signed") : t("unsigned")));
         listVisits();
-      }, function () { $("settings-done").textContent = plain(t("network")); });
+      }, function () { setText($("settings-done"), t("network")); });
   });
 
   $("show-index").addEventListener("click", showIndex);
