@@ -699,12 +699,12 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
             unsaved.setdefault(f.column, set()).add(f.row)
     # The source columns present, parsed first (on several threads for a long
     # table: `_parse_columns`), then taken in the schema's order below.
+    # Per field of the schema: its column, metadata, source column, kind and default.
+    specs = [(field, column, meta, meta.get("source") or field, meta["kind"], meta.get("default"))
+             for field, column in schema.columns.items() for meta in (column.metadata or {},)]
     jobs: dict[str, _ColumnJob] = {}
     masks: dict[str, tuple] = {}
-    for field, column in schema.columns.items():
-        meta = column.metadata or {}
-        source = meta.get("source") or field
-        kind, default = meta["kind"], meta.get("default")
+    for field, column, meta, source, kind, default in specs:
         if source not in columns:
             continue
         # The first step of reading it, if it was taken with the carnet's other short columns.
@@ -730,10 +730,7 @@ def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | No
     # Closed however the loop ends (a defect, the time limit, Ctrl-C): the
     # parse's threads are stopped and their memory handed back (`_parse_columns`).
     with contextlib.closing(_parse_columns(jobs, threads=n >= PARALLEL_ROWS)) as parsed:
-        for field, column in schema.columns.items():
-            meta = column.metadata or {}
-            source = meta.get("source") or field
-            kind, default = meta["kind"], meta.get("default")
+        for field, column, meta, source, kind, default in specs:
             sources[field] = source
             if source in columns:
                 present.add(field)
