@@ -19,10 +19,12 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_carnets"
 CARNETS = sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".xlsx", ".ods", ".xls") or p.is_dir())
 
 
-def _normalised(path: Path, threads: bool, monkeypatch, seen: set[str] | None = None):
+def _normalised(path: Path, threads: bool | None, monkeypatch, seen: set[str] | None = None):
     """The carnet at `path` normalised with every table's columns parsed on
-    two threads (`threads`), or one after the other."""
-    monkeypatch.setattr(N, "PARALLEL_ROWS", 0 if threads else 1 << 62)
+    two threads (`threads`), one after the other (False), or as the audit
+    does it (None: threads from PARALLEL_ROWS rows)."""
+    if threads is not None:
+        monkeypatch.setattr(N, "PARALLEL_ROWS", 0 if threads else 1 << 62)
     monkeypatch.setattr(N, "_cores", lambda: 2)
     if seen is not None:
         parse = N._ColumnJob.parse
@@ -89,14 +91,9 @@ def test_a_long_table_is_parsed_on_threads_as_the_audit_reads_it(tmp_path, monke
     """A carnet past PARALLEL_ROWS stakes, read as the command reads it: its
     columns go to threads on their own, and come out as on one thread."""
     path = write_csv_folder(generate(Spec(seances=2, coups=3000, mises=25, seed=11)), tmp_path / "long")
-    raw = read_carnet(path)
-    assert raw.tables["mises"].num_rows >= N.PARALLEL_ROWS
+    assert read_carnet(path).tables["mises"].num_rows >= N.PARALLEL_ROWS
     seen: set[str] = set()
-    parse = N._ColumnJob.parse
-    monkeypatch.setattr(N._ColumnJob, "parse", lambda job: (seen.add(threading.current_thread().name), parse(job))[1])
-    monkeypatch.setattr(N, "_cores", lambda: 2)
-    threaded = N.normalise(raw, free_raw=True)
-    monkeypatch.undo()
+    threaded = _normalised(path, None, monkeypatch, seen)
     assert any(name.startswith("ecarte-audit-normalise") for name in seen)
     _assert_same(threaded, _normalised(path, False, monkeypatch))
 
