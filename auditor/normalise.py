@@ -914,40 +914,18 @@ def _column_valid(column, values) -> bool:
 
 
 def _all_in(chunks: pa.ChunkedArray, allowed) -> bool:
-    """Every non-null cell is one of `allowed` (strings): `isin(allowed).all()`
-    on the non-null cells, compared byte for byte from the Arrow buffers, the
-    cells of each allowed length at once."""
-    wanted: dict[int, list[np.ndarray]] = {}
-    for value in allowed:
-        if not isinstance(value, str):
-            return bool(pc.all(pc.fill_null(pc.is_in(chunks, pa.array(list(allowed))), True)).as_py())
-        code = np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
-        wanted.setdefault(len(code), []).append(code)
-    for arr in chunks.chunks:
-        if not len(arr):
-            continue
-        wide = pa.types.is_large_string(arr.type)
-        if not (wide or pa.types.is_string(arr.type)):
-            return bool(pc.all(pc.fill_null(pc.is_in(arr, pa.array(list(allowed))), True)).as_py())
-        _, offsets, data = arr.buffers()
-        offsets = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32, count=len(arr) + 1,
-                                offset=arr.offset * (8 if wide else 4))
-        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-        lengths = np.diff(offsets)
-        valid = pc.is_valid(arr).to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
-        todo = valid.copy()
-        for size, codes in wanted.items():
-            at = np.flatnonzero(valid & (lengths == size))
-            if not len(at):
-                continue
-            cells = data[offsets[at][:, None] + np.arange(size)] if size else np.zeros((len(at), 0), np.uint8)
-            found = np.zeros(len(at), dtype=bool)
-            for code in codes:
-                found |= (cells == code).all(axis=1)
-            todo[at[found]] = False
-        if todo.any():
-            return False
-    return True
+    """Every non-null cell is one of `allowed`: `isin(allowed).all()` on the
+    non-null cells, each distinct text compared once. An enumeration's column
+    holds a handful of texts: one hash pass over it (a million stakes' `cote`:
+    some 10 ms), where comparing cell by cell made column-long masks and
+    gathers, each fresh memory touched for the first time (50–60 ms in the
+    audit's process). Texts Arrow cannot compare with `allowed`: not
+    certainly valid, pandera decides."""
+    try:
+        distinct = pc.unique(chunks).drop_null()
+        return bool(pc.all(pc.is_in(distinct, pa.array(list(allowed), distinct.type)), min_count=0).as_py())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
 
 
 def _cell_problems(name: str, out: pd.DataFrame, rt: RawTable, sources: dict, bad_cells: dict,

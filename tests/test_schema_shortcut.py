@@ -90,3 +90,33 @@ def test_audit_of_a_valid_carnet_never_imports_pandera(tmp_path):
     for path, imported in ((root / "sample_carnets" / "compliant" / "deauville-table1", False), (bad, True)):
         out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
         assert out.stdout.split()[1] == str(imported), (path, out.stdout, out.stderr)
+
+
+_CELLS = ["a", "b", "ab", "", "après", "apres", "A", " a", None]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.lists(st.sampled_from(_CELLS), max_size=5), max_size=4),
+       allowed=st.lists(st.sampled_from([c for c in _CELLS if c is not None]), max_size=4))
+def test_all_in_is_isin_of_the_non_null_cells(wide, parts, allowed):
+    """`_all_in` (the shortcut's test of an enumeration's column) says yes
+    exactly when every non-null cell, byte for byte, is one of the allowed
+    texts: any chunking, empty chunks, nulls, the empty text, accents,
+    prefixes, case, a leading space, either width of Arrow text."""
+    import pyarrow as pa
+
+    from auditor.normalise import _all_in
+
+    kind = pa.large_string() if wide else pa.string()
+    chunks = pa.chunked_array([pa.array(p, kind) for p in parts], kind)
+    assert _all_in(chunks, allowed) == all(c is None or c in allowed for p in parts for c in p)
+
+
+def test_all_in_of_texts_against_numbers_is_not_certain():
+    """Allowed values Arrow cannot compare with text: not certainly valid (pandera decides)."""
+    import pyarrow as pa
+
+    from auditor.normalise import _all_in
+
+    assert _all_in(pa.chunked_array([pa.array(["1"])]), [1, 2]) is False
