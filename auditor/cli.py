@@ -348,12 +348,14 @@ def run() -> None:
     callers (tests, the local page) call `main` and are not affected; nor is a
     run under a profiler or a tracer.
 
-    Before anything imports numpy: one BLAS thread (`one_blas_thread`). And
+    Before anything imports numpy: one BLAS thread (`one_blas_thread`); and
+    one malloc arena for every thread (auditor.threads.one_malloc_arena). And
     `audit` stopped by SIGTERM cleans up, then ends by that signal
     (auditor.commands.terminate_as_interrupt); in-process callers keep theirs."""
     one_blas_thread()
-    from auditor import collector
+    from auditor import collector, threads
 
+    threads.one_malloc_arena()   # before any thread starts (auditor.threads)
     collector.pause()   # until the command's imports are done (auditor.collector)
     from auditor.commands import terminate_as_interrupt
 

@@ -27,6 +27,7 @@ from auditor.money import (arrow_strings, cents_from_text, digits_where, plain_c
                            string_buffers)
 from auditor.read import RawCarnet, RawTable
 from auditor.read.raw import RawFormula
+from auditor.threads import cores as _cores, hand_back_threads_memory
 
 
 @dataclass
@@ -644,32 +645,7 @@ def _parse_columns(jobs: dict[str, _ColumnJob], threads: bool) -> Iterator[tuple
         # their memory is handed back. Stopped before (a parse that raised, the
         # carnet's time limit, Ctrl-C): the columns not begun are not parsed.
         pool.shutdown(wait=True, cancel_futures=True)
-        _hand_back_threads_memory()
-
-
-def _hand_back_threads_memory() -> None:
-    """glibc gives each thread an arena of its own and keeps there what the
-    thread freed, for that thread: the parse's threads gone, no one reuses it
-    (some 40 MB for a million stakes, resident under the rules' peak).
-    malloc_trim hands it back to the system (a few milliseconds). Only where
-    the C library has it (glibc); elsewhere nothing."""
-    try:
-        import ctypes
-
-        trim = ctypes.CDLL(None).malloc_trim
-    except (ImportError, OSError, AttributeError, TypeError):
-        return
-    trim(0)
-
-
-def _cores() -> int:
-    """The cores this process may run on (a container's or taskset's limit included)."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        hand_back_threads_memory()
 
 
 def _normalise_table(rt: RawTable, schema, problems: list, order: DateOrder | None = None,

@@ -1,8 +1,11 @@
 """Where the time and memory of one carnet's audit go: read, normalise, each
 rule, summary, outputs (CPU seconds of this process, so a busy machine skews
 less; the process's resident memory after each stage and its peak so far).
+Each rule's time is the CPU of the thread it ran on: a long carnet's rules
+run on two (auditor.audit.PARALLEL_ROWS), and their peaks then mix;
+`--one-thread` runs them one after the other, as a small carnet's.
 
-    python bench/stages.py PATH [--formats json,html] [--top N]
+    python bench/stages.py PATH [--formats json,html] [--top N] [--one-thread]
 """
 
 from __future__ import annotations
@@ -31,8 +34,12 @@ def main() -> None:
     ap.add_argument("path", type=Path)
     ap.add_argument("--formats", default="json,html")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--one-thread", action="store_true", help="the rules one after the other, whatever the carnet")
     args = ap.parse_args()
 
+    from auditor import threads
+
+    threads.one_malloc_arena()   # as the console command does, before any thread starts
     from auditor import audit as audit_module, checks
     from auditor.catalogue import load_profile
     from auditor.normalise import normalise
@@ -42,6 +49,8 @@ def main() -> None:
     from auditor.read import read_carnet
 
     clock = time.process_time
+    if args.one_thread:
+        audit_module.PARALLEL_ROWS = 1 << 62
     profile = load_profile()
     rows: list[tuple[str, float]] = []
     memory: list[tuple[float, float]] = []   # (resident now, peak so far) after each stage, MB
@@ -64,9 +73,9 @@ def main() -> None:
     raised: dict[str, float] = {}   # MB by which a rule raised the process's peak
     for code, spec in checks.registered().items():
         def timed(c, p, _f=spec.func, _code=code):
-            t0, peak0 = clock(), _peak_mb()
+            t0, peak0 = time.thread_time(), _peak_mb()
             out = list(_f(c, p))
-            spent[_code] = spent.get(_code, 0.0) + clock() - t0
+            spent[_code] = spent.get(_code, 0.0) + time.thread_time() - t0
             if _peak_mb() > peak0:
                 raised[_code] = raised.get(_code, 0.0) + _peak_mb() - peak0
             return out

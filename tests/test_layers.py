@@ -22,6 +22,7 @@ LAYERS = {
     "auditor.clock": "model", "auditor.arrays": "model", "auditor.zippkg": "model",
     "auditor.user_cache": "model", "auditor.jsontext": "model", "auditor.names": "model",
     "auditor.marked_folders": "model", "auditor.stake": "model", "auditor.collector": "model",
+    "auditor.threads": "model",
     "auditor.registry": "checks",
     "auditor.read": "read", "auditor.discover": "read", "auditor.normalise": "normalise",
     "auditor.derived": "derived", "auditor.tickets": "tickets", "auditor.checks": "checks",

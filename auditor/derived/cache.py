@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from auditor.threads import building
+
 if TYPE_CHECKING:
     from auditor.carnet import Carnet
 
@@ -20,9 +22,14 @@ def per_carnet(build: Callable[..., T]) -> Callable[..., T]:
     def derived(carnet: "Carnet", *args):
         memo = carnet.__dict__.setdefault("_derived", {})
         key = (build, *map(id, args))
-        if key not in memo:
-            memo[key] = (args, build(carnet, *args))   # keeps the args alive with their ids
-        return memo[key][1]
+        got = memo.get(key)
+        if got is None:
+            # A long carnet's rules run on two threads (auditor.audit): one builds, the other waits.
+            with building(carnet.__dict__, key):
+                got = memo.get(key)
+                if got is None:
+                    got = memo[key] = (args, build(carnet, *args))   # keeps the args alive with their ids
+        return got[1]
     return derived
 
 

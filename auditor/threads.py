@@ -1,0 +1,199 @@
+"""Threads beside the main one, for a long carnet's work on the process's other cores.
+
+Normalise parses a long table's columns on several threads
+(`normalise._parse_columns`), and the audit runs a long carnet's rules on two
+(`auditor.audit`): both are whole-column work in Arrow and numpy, which let go
+of the GIL. What they share is here: how many cores the process may use;
+calls taken from one list by several threads, stopped together (`run_all`);
+a lock per fact of the carnet while threads build them (`sharing`,
+`building`); and the C library's memory, one arena for every thread
+(`one_malloc_arena`), handed back once the threads end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def cores() -> int:
+    """The cores this process may run on (a container's or taskset's limit included)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def hand_back_threads_memory() -> None:
+    """glibc keeps what threads freed in its arenas (one per thread, unless
+    `one_malloc_arena`): the threads gone, it stays resident under the
+    rules' peak (some 40 MB for a million stakes with an arena per thread,
+    20 MB with one). malloc_trim hands it back to the system (a few
+    milliseconds). Only where the C library has it (glibc); elsewhere nothing."""
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (ImportError, OSError, AttributeError, TypeError):
+        return
+    trim(0)
+
+
+class Stopped(SystemExit):
+    """Raised in `run_all`'s other threads when the calling thread stops
+    (its exception, the time limit, Ctrl-C): each stops at its next step of
+    Python, as the calling thread does at a signal. A SystemExit, so that
+    one landing as its thread ends is let go by `threading` without a word."""
+
+
+def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str,
+            started: Callable[[], None] | None = None) -> list[T]:
+    """Each of `calls` called once, their results in the same order: taken
+    one at a time from the list, in its order, by this thread and `threads`
+    − 1 others (named `ecarte-audit-<name>_<k>`), or by this thread alone.
+    This thread takes part rather than waits: a signal's handler (the
+    carnet's time limit, Ctrl-C) runs in it at once, and a process with no
+    thread to spare still makes every call. Whatever ends it (a call that
+    raised, here or in another thread; the time limit; Ctrl-C): no call
+    begins after, the other threads are stopped where they are (`Stopped`),
+    and it is raised here once they have ended. `started`: called in each
+    other thread before its first call (tests)."""
+    results: list = [None] * len(calls)
+    if min(threads, len(calls)) < 2:
+        for i, call in enumerate(calls):
+            results[i] = call()
+        return results
+    lock = threading.Lock()
+    position = [0]
+    stop = threading.Event()
+    raised: list[BaseException] = []   # by a call in another thread
+    working: set[int] = set()          # the other threads that may still be making a call
+
+    def take() -> None:
+        while not stop.is_set():
+            with lock:
+                i = position[0]
+                position[0] += 1
+            if i >= len(calls):
+                return
+            results[i] = calls[i]()
+
+    def other() -> None:
+        me = threading.get_ident()
+        with lock:
+            if stop.is_set():
+                return
+            working.add(me)
+        try:
+            if started is not None:
+                started()
+            take()
+        except Stopped:
+            pass
+        except BaseException as exc:
+            raised.append(exc)
+            stop.set()
+        finally:
+            with lock:
+                working.discard(me)
+
+    others: list[threading.Thread] = []
+    try:
+        for k in range(min(threads, len(calls)) - 1):
+            # A daemon: a process ended while one is stuck in a native call is not held by it.
+            thread = threading.Thread(target=other, name=f"ecarte-audit-{name}_{k}", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:
+                break   # no thread could be started (a limit on the process's threads): this one does the rest
+            others.append(thread)
+        take()
+        for thread in others:
+            thread.join()
+    except BaseException:
+        stop.set()
+        with lock:
+            for ident in working:
+                _raise_in(ident, Stopped)
+        for thread in others:
+            thread.join()
+        raise
+    finally:
+        hand_back_threads_memory()
+    if raised:
+        raise raised[0]
+    return results
+
+
+def _raise_in(ident: int, exc: type[BaseException]) -> None:
+    """`exc` raised in the thread `ident` at its next step of Python code
+    (none without ctypes: the thread then stops after its call)."""
+    try:
+        import ctypes
+    except ImportError:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
+
+
+# Where a carnet's memo holds the locks of the facts being built while its
+# rules run on several threads (`sharing`); absent otherwise.
+_LOCKS = "_building"
+_NO_LOCK = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def sharing(owner: dict):
+    """While the block runs, several threads read and build the facts that
+    `owner` (a carnet's `__dict__`) keeps: each fact gets a lock of its own
+    (`building`), so the first thread to need it builds it and another waits
+    for it, rather than both building it (twice the time and the memory)."""
+    owner[_LOCKS] = {}
+    try:
+        yield
+    finally:
+        owner.pop(_LOCKS, None)
+
+
+def building(owner: dict, key) -> contextlib.AbstractContextManager:
+    """The lock of the fact `key` of `owner` while threads share it
+    (`sharing`), held while it is built; no lock at all otherwise. Two facts'
+    locks are only ever held together when one's building needs the other:
+    the order of the facts' needs, which has no cycle (it would recurse
+    without end on one thread), so no two threads wait for each other."""
+    locks = owner.get(_LOCKS)
+    if locks is None:
+        return _NO_LOCK
+    return locks.setdefault(key, threading.Lock())
+
+
+MALLOC_ARENA_ENV = "MALLOC_ARENA_MAX"
+_M_ARENA_MAX = -8   # glibc's mallopt parameter
+
+
+def one_malloc_arena() -> None:
+    """Every thread of this process, and of the workers it starts, allocates
+    from one glibc arena, unless the user chose a number (MALLOC_ARENA_MAX).
+    With an arena per thread, what a thread frees stays in its arena for it
+    alone, while another thread's allocations take fresh pages: a million
+    stakes' rules on two threads peaked 10–15 MB higher than on one arena,
+    for the same time (their big arrays are few; taking turns at the
+    arena's lock costs nothing measurable). The workers read the variable
+    when they start; this process, started already, is told by mallopt
+    before it starts a thread. Only where the C library has it (glibc)."""
+    import os
+
+    if MALLOC_ARENA_ENV in os.environ:
+        return
+    os.environ[MALLOC_ARENA_ENV] = "1"
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ImportError, OSError, AttributeError, TypeError):
+        return
+    mallopt(_M_ARENA_MAX, 1)

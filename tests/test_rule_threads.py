@@ -1,0 +1,394 @@
+"""A long carnet's rules run on two threads (auditor.audit, auditor.threads):
+the audit must come out the same, finding for finding and status for status,
+as on one thread, whatever the carnet (every sample in every container,
+every breach, cells of every class); a fact two rules need is built once; a
+rule's defect, the time limit or Ctrl-C stop both threads as they stop one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from auditor import audit as A, threads
+from auditor.catalogue import load_profile
+from auditor.checks import registered
+from auditor.derived.cache import per_carnet
+from auditor.synth.breaches import INJECTORS, inject
+from auditor.synth.generate import Spec, generate, write_csv_folder
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_carnets"
+CARNETS = sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".xlsx", ".ods", ".xls") or p.is_dir())
+PREFIX = "ecarte-audit-rules"
+
+
+def _rule_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(PREFIX)]
+
+
+class _Seen(dict):
+    """Rule code → the name of the thread it ran on; `began`: per side (this
+    thread, the other), it has begun a rule."""
+
+    def __init__(self):
+        super().__init__()
+        self.began = {False: threading.Event(), True: threading.Event()}
+
+    def clear(self):
+        super().clear()
+        for event in self.began.values():
+            event.clear()
+
+
+@pytest.fixture
+def watched():
+    """The names of the threads each rule ran on, while the test runs. Each
+    thread's first rule waits until the other thread has begun one too (of a
+    carnet of few rules, one thread would else run them all before the other
+    takes one), so that the comparisons are between two threads' work."""
+    seen = _Seen()
+    specs = registered()
+    saved = {code: spec.func for code, spec in specs.items()}
+    for code, spec in specs.items():
+        def func(carnet, profile, _f=spec.func, _code=code):
+            name = threading.current_thread().name
+            seen[_code] = name
+            other = name.startswith(PREFIX)
+            seen.began[other].set()
+            if other or _rule_threads():
+                seen.began[not other].wait(5)
+            return _f(carnet, profile)
+        object.__setattr__(spec, "func", func)
+    yield seen
+    for code, spec in specs.items():
+        object.__setattr__(spec, "func", saved[code])
+
+
+def _audited(path: Path, on_threads: bool | None, monkeypatch, debug: bool = True):
+    """The carnet at `path` audited with its rules on two threads (True), on
+    one (False), or as the command decides (None: from PARALLEL_ROWS rows)."""
+    if on_threads is not None:
+        monkeypatch.setattr(A, "PARALLEL_ROWS", 0 if on_threads else 1 << 62)
+    monkeypatch.setattr(A, "cores", lambda: 2)
+    result = A.audit_path(path, load_profile(), debug=debug)
+    monkeypatch.undo()
+    return result
+
+
+def _assert_same(a, b) -> None:
+    assert a.findings == b.findings
+    assert a.rules == b.rules
+    assert a.summary == b.summary
+    assert a.notes == b.notes
+
+
+def _on_two(seen: dict[str, str]) -> bool:
+    """The rules did run on both threads (else a comparison proves nothing)."""
+    names = set(seen.values())
+    return any(n.startswith(PREFIX) for n in names) and any(not n.startswith(PREFIX) for n in names)
+
+
+@pytest.mark.parametrize("path", CARNETS, ids=lambda p: p.name)
+def test_every_sample_audits_the_same_on_two_threads(path, monkeypatch, watched):
+    threaded = _audited(path, True, monkeypatch)
+    on_two = _on_two(watched)
+    watched.clear()
+    one = _audited(path, False, monkeypatch)
+    assert not any(n.startswith(PREFIX) for n in watched.values())
+    _assert_same(threaded, one)
+    if sum(s.status.value == "checked" for s in one.rules) >= 2:
+        assert on_two, watched
+    assert not _rule_threads()
+
+
+@pytest.mark.parametrize("chouette", [False, True])
+def test_every_breach_audits_the_same_on_two_threads(tmp_path, monkeypatch, watched, chouette):
+    """Every injector's breach at once, in a plain and a chouette carnet: the
+    findings of every rule, whichever thread found them."""
+    tables = generate(Spec(seances=3, coups=14, mises=6, seed=5, chouette=chouette))
+    for code in sorted(INJECTORS):
+        try:
+            inject(tables, [code], seed=5)
+        except Exception:   # a breach another one already made impossible, or chouette-only
+            continue
+    path = write_csv_folder(tables, tmp_path / "c")
+    threaded = _audited(path, True, monkeypatch)
+    assert _on_two(watched)
+    one = _audited(path, False, monkeypatch)
+    assert len({f.code for f in one.findings}) >= 10   # the breaches did make findings
+    _assert_same(threaded, one)
+
+
+def test_cells_of_every_class_audit_the_same_on_two_threads(tmp_path, monkeypatch, watched):
+    from tests.test_normalise_threads import _hostile_folder
+
+    path = _hostile_folder(tmp_path / "c")
+    threaded = _audited(path, True, monkeypatch)
+    assert _on_two(watched)
+    one = _audited(path, False, monkeypatch)
+    assert any(f.code == "EC00-02" for f in one.findings)
+    _assert_same(threaded, one)
+
+
+@pytest.mark.slow
+def test_a_long_carnet_runs_its_rules_on_two_threads_as_the_audit_reads_it(tmp_path, monkeypatch, watched):
+    path = write_csv_folder(generate(Spec(seances=2, coups=3000, mises=25, seed=11)), tmp_path / "long")
+    threaded = _audited(path, None, monkeypatch)
+    assert _on_two(watched)
+    _assert_same(threaded, _audited(path, False, monkeypatch))
+
+
+def _one_rule_raises(code: str):
+    spec = registered()[code]
+    real = spec.func
+
+    def broken(carnet, profile):
+        raise ZeroDivisionError("boom")
+
+    object.__setattr__(spec, "func", broken)
+    return lambda: object.__setattr__(spec, "func", real)
+
+
+@pytest.mark.parametrize("code", ["EC00-01", "EC63-03", "EC82-03"])
+def test_a_rule_that_raises_on_either_thread_is_that_rules_not_checked(code, tmp_path, monkeypatch):
+    path = SAMPLES / "compliant" / "deauville-table1"
+    if code not in registered():
+        pytest.skip(f"{code} is not a rule of one carnet")
+    restore = _one_rule_raises(code)
+    try:
+        threaded = _audited(path, True, monkeypatch, debug=False)
+        one = _audited(path, False, monkeypatch, debug=False)
+        _assert_same(threaded, one)
+        status = next(s for s in one.rules if s.code == code)
+        assert status.status.value == "not_checked" and "ZeroDivisionError" in status.reason
+        assert sum(s.status.value == "checked" for s in one.rules) > 20
+        # --debug lets it through, from whichever thread ran it.
+        for on_threads in (True, False):
+            with pytest.raises(ZeroDivisionError, match="boom"):
+                _audited(path, on_threads, monkeypatch, debug=True)
+    finally:
+        restore()
+    assert not _rule_threads()
+
+
+# -- run_all ----------------------------------------------------------------------------------------
+
+def test_run_all_gives_every_result_in_order_from_both_threads():
+    names = []
+
+    def call(i):
+        def f():
+            names.append(threading.current_thread().name)
+            time.sleep(0.002)
+            return i * i
+        return f
+
+    assert threads.run_all([call(i) for i in range(40)], 2, "test") == [i * i for i in range(40)]
+    assert {n.startswith("ecarte-audit-test") for n in names} == {True, False}
+    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+
+
+def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
+    """The time limit, Ctrl-C or a defect in this thread: no call begins
+    after, and the other thread, in a call of its own that would last half a
+    minute, is stopped there (threads.Stopped) rather than waited for."""
+    begun, main = [], threading.current_thread()
+    blocked = threading.Event()
+
+    def call(i):
+        def f():
+            begun.append(i)
+            if threading.current_thread() is main:
+                blocked.wait(5)   # the other thread is in its call by now
+                raise KeyError(i)
+            blocked.set()
+            for _ in range(3000):   # half a minute of Python steps (a rule's loop over coups)
+                time.sleep(0.01)
+            return i
+        return f
+
+    started = time.monotonic()
+    with pytest.raises(KeyError):
+        threads.run_all([call(i) for i in range(100)], 2, "test")
+    assert time.monotonic() - started < 10
+    assert len(begun) == 2
+    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+
+
+def test_run_all_raises_here_what_a_call_raised_in_the_other_thread():
+    """A defect in the other thread (--debug): this thread ends its call,
+    begins no other, and raises it."""
+    begun, main = [], threading.current_thread()
+    raised = threading.Event()
+
+    def call(i):
+        def f():
+            begun.append(i)
+            if threading.current_thread() is main:
+                raised.wait(5)
+                time.sleep(0.05)   # the other thread has set the stop
+                return i
+            raised.set()
+            raise KeyError(i)
+        return f
+
+    with pytest.raises(KeyError):
+        threads.run_all([call(i) for i in range(100)], 2, "test")
+    assert len(begun) <= 2   # the other's call, and this thread's if it began one first
+    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+
+
+def test_run_all_without_a_thread_to_spare_makes_every_call_here(monkeypatch):
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    names = []
+    calls = [lambda i=i: names.append(threading.current_thread().name) or i for i in range(5)]
+    assert threads.run_all(calls, 2, "test") == list(range(5))
+    assert set(names) == {threading.current_thread().name}
+
+
+# -- facts built once -------------------------------------------------------------------------------
+
+def test_a_fact_two_threads_ask_for_is_built_once():
+    from auditor.carnet import Carnet, Source
+
+    built = []
+
+    @per_carnet
+    def slow(carnet):
+        built.append(threading.current_thread().name)
+        time.sleep(0.05)
+        return object()
+
+    carnet = Carnet(Source("x", "", "csv"))
+    with threads.sharing(carnet.__dict__):
+        got = threads.run_all([lambda: slow(carnet)] * 4, 2, "test")
+    assert len(built) == 1 and all(g is got[0] for g in got)
+    assert "_building" not in carnet.__dict__   # the locks go with the threads: the carnet is as before
+
+
+def test_a_column_two_threads_ask_for_is_built_once(monkeypatch):
+    from auditor import arrays
+    from auditor.normalise import normalise
+    from auditor.read import read_carnet
+
+    carnet = normalise(read_carnet(SAMPLES / "compliant" / "deauville-table1"))
+    real, built = arrays._int_parts, []
+
+    def slow(*args):
+        built.append(args[1:3])
+        time.sleep(0.05)
+        return real(*args)
+
+    monkeypatch.setattr(arrays, "_int_parts", slow)
+    with threads.sharing(carnet.__dict__):
+        got = threads.run_all([lambda: arrays.column(carnet, "mises", "coup")] * 4, 2, "test")
+    assert built == [("mises", "coup")] and all(g is got[0] for g in got)
+
+
+# -- in the user's conditions -----------------------------------------------------------------------
+
+_STUCK_HOOK = """
+import threading, time
+from auditor import audit as A
+from auditor.checks import registered
+
+def stuck(job, retry):
+    # Every carnet's rules on two threads; one rule stuck in Python code on
+    # the other thread, one on this one: the time limit must stop both.
+    A.PARALLEL_ROWS = 0
+    A.cores = lambda: 2
+    for code in ("EC63-03", "EC64-03"):
+        spec = registered()[code]
+        def func(carnet, profile, _code=code):
+            while True:
+                time.sleep(0.01)
+            yield
+        object.__setattr__(spec, "func", func)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_time_limit_stops_rules_stuck_on_both_threads(tmp_path):
+    """The console command, a real SIGALRM: a carnet whose rules are stuck on
+    both threads ends at its --timeout-per-carnet as an EC00-01, promptly,
+    with no traceback."""
+    from auditor.batch.executors import AUDIT_HOOK_ENV
+
+    (tmp_path / "stuck_hook.py").write_text(textwrap.dedent(_STUCK_HOOK))
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    env.update({AUDIT_HOOK_ENV: "stuck_hook:stuck",
+                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")])})
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "auditor", "audit", str(SAMPLES / "compliant" / "deauville-table1"),
+                           "--out", str(out), "--lang", "en", "--timeout-per-carnet", "2"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 30
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception in thread" not in proc.stderr, proc.stderr
+    findings = (out / "deauville-table1" / "findings.json").read_text(encoding="utf-8")
+    assert "Audit stopped after 2 s (the --timeout-per-carnet limit)" in findings
+
+
+# -- one malloc arena -------------------------------------------------------------------------------
+
+_ARENAS = """
+import ctypes, os, sys, tempfile, threading
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "one":
+    from auditor import threads
+    threads.one_malloc_arena()
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+def allocate():
+    for _ in range(100):
+        libc.free(libc.malloc(200_000))
+workers = [threading.Thread(target=allocate) for _ in range(3)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+path = tempfile.mktemp()
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+fp = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, fp)
+libc.fclose(fp)
+print(open(path).read().count("<heap nr="), os.environ.get("MALLOC_ARENA_MAX"))
+os.unlink(path)
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
+def test_one_malloc_arena_for_every_thread(tmp_path):
+    """With one_malloc_arena (the console command's first step), threads
+    allocate from the main arena; without, each has its own (so the test can
+    fail); a user's own MALLOC_ARENA_MAX is left as it is."""
+    script = tmp_path / "arenas.py"
+    script.write_text(_ARENAS)
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+
+    def heaps(mode, **extra):
+        out = subprocess.run([sys.executable, str(script), str(ROOT), mode], env={**env, **extra},
+                             capture_output=True, text=True, check=True).stdout.split()
+        return int(out[0]), out[1]
+
+    assert heaps("one") == (1, "1")
+    assert heaps("default")[0] >= 2
+    count, told = heaps("one", MALLOC_ARENA_MAX="4")
+    assert count >= 2 and told == "4"
