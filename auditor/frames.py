@@ -151,16 +151,27 @@ def is_value(series: pd.Series, value) -> np.ndarray:
 def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     """`shared_codes` on arrays: one int64 code per (a, b) of each pair of
     int64 arrays, the same code for the same pair everywhere and ordered like
-    the pairs. Small non-negative pairs pack into one integer; else ranked."""
-    bounds = np.cumsum([0] + [len(a) for a, _ in pairs]).tolist()
+    the pairs. Small non-negative pairs pack into one integer, each pair
+    where it is (one new array each: the stakes' keys and the coups', joined
+    first, made four arrays of a million stakes' length, each fresh memory
+    to fault in); else ranked, all pairs together."""
+    lengths = [len(a) for a, _ in pairs]
+    if not any(lengths):
+        return [np.zeros(0, dtype=np.int64) for _ in pairs]
+    filled = [(a, b) for a, b in pairs if len(a)]
+    low = min(min(a.min(), b.min()) for a, b in filled)
+    high = max(max(a.max(), b.max()) for a, b in filled)
+    if low >= 0 and high < 2**31:
+        out = []
+        for a, b in pairs:
+            codes = a << 32
+            codes |= b
+            out.append(codes)
+        return out
+    bounds = np.cumsum([0, *lengths]).tolist()
     a = np.concatenate([p[0] for p in pairs]) if len(pairs) > 1 else pairs[0][0]
     b = np.concatenate([p[1] for p in pairs]) if len(pairs) > 1 else pairs[0][1]
-    if len(a) == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in pairs]
-    if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 2**31:
-        codes = (a << 32) | b
-    else:
-        codes = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    codes = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Slices of the one array (what np.split gives, without its cost per call).
     return [codes[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
