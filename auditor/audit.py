@@ -122,8 +122,8 @@ def audit(carnet: Carnet, profile: Profile, lang: str = "fr", debug: bool = Fals
             statuses.append(spec)
             continue
         got = next(outcomes)
-        if isinstance(got, Exception):
-            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=internal_error(got, lang)))
+        if isinstance(got, _Failed):
+            statuses.append(RuleStatus(code, Status.NOT_CHECKED, reason=str(got)))
             continue
         findings.extend(got)
         statuses.append(RuleStatus(code, Status.CHECKED, findings=len(got)))
@@ -145,9 +145,14 @@ PARALLEL_ROWS = 65536
 RULE_THREADS = 2
 
 
+class _Failed(str):
+    """A rule that raised: why it is not checked (`internal_error`)."""
+
+
 def _run_rules(carnet: Carnet, profile: Profile, runs: list, lang: str, debug: bool) -> list:
     """Each (rule's meta, spec) of `runs` run over the carnet: its findings,
-    or the exception its defect raised (`debug`: raised), in `runs`' order.
+    or why its defect leaves it not checked (`_Failed`; `debug`: the
+    exception raised), in `runs`' order.
     A long carnet's rules are shared out between RULE_THREADS threads; the
     facts they derive are built once whichever asks first (`threads.sharing`)."""
     def outcome(meta, spec):
@@ -157,7 +162,9 @@ def _run_rules(carnet: Carnet, profile: Profile, runs: list, lang: str, debug: b
             except Exception as exc:  # one rule's defect must not take the carnet's other rules with it
                 if debug:
                     raise
-                return exc
+                # Its words only: the exception would keep the rule's frames and
+                # their arrays alive until every other rule has run.
+                return _Failed(internal_error(exc, lang))
         return call
 
     calls = [outcome(meta, spec) for meta, spec in runs]

@@ -164,7 +164,7 @@ def pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     if low >= 0 and high < 2**31:
         out = []
         for a, b in pairs:
-            codes = a << 32
+            codes = a.astype(np.int64, copy=False) << 32
             codes |= b
             out.append(codes)
         return out

@@ -83,45 +83,65 @@ def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str,
                 return
             results[i] = calls[i]()
 
-    def other() -> None:
+    def other(ended: threading.Event) -> None:
         me = threading.get_ident()
-        with lock:
-            if stop.is_set():
-                return
-            working.add(me)
         try:
-            if started is not None:
-                started()
-            take()
-        except Stopped:
-            pass
-        except BaseException as exc:
-            raised.append(exc)
-            stop.set()
-        finally:
             with lock:
-                working.discard(me)
+                if stop.is_set():
+                    return
+                working.add(me)
+            try:
+                if started is not None:
+                    started()
+                take()
+            except Stopped:
+                pass
+            except BaseException as exc:
+                raised.append(exc)
+                stop.set()
+        finally:
+            # Out of `working`, this thread is sent no Stopped; one sent before
+            # and not raised yet is taken back (`_take_back`), inside the loop
+            # so that one raised meanwhile is caught: the event is set, whole.
+            while True:
+                try:
+                    with lock:
+                        working.discard(me)
+                    _take_back(me)
+                    break
+                except Stopped:
+                    pass
+            ended.set()
 
-    others: list[threading.Thread] = []
+    # Each other thread and the event it sets as it ends: waited for rather
+    # than joined, since a join that a signal interrupts (Python 3.11's
+    # Thread._wait_for_tstate_lock) marks the thread as ended while it still
+    # runs, and the next join returns at once.
+    others: list[tuple[threading.Thread, threading.Event]] = []
+
+    def wait_for_others() -> None:
+        for thread, ended in others:
+            ended.wait()
+            thread.join()
+
     try:
         for k in range(min(threads, len(calls)) - 1):
+            ended = threading.Event()
             # A daemon: a process ended while one is stuck in a native call is not held by it.
-            thread = threading.Thread(target=other, name=f"ecarte-audit-{name}_{k}", daemon=True)
+            thread = threading.Thread(target=other, args=(ended,), name=f"ecarte-audit-{name}_{k}", daemon=True)
             try:
                 thread.start()
             except RuntimeError:
                 break   # no thread could be started (a limit on the process's threads): this one does the rest
-            others.append(thread)
+            others.append((thread, ended))
         take()
-        for thread in others:
-            thread.join()
+        wait_for_others()
     except BaseException:
         stop.set()
         with lock:
             for ident in working:
                 _raise_in(ident, Stopped)
-        for thread in others:
-            thread.join()
+        wait_for_others()   # a thread in a native call ends once it is back (a second Ctrl-C leaves it)
         raise
     finally:
         hand_back_threads_memory()
@@ -135,9 +155,20 @@ def _raise_in(ident: int, exc: type[BaseException]) -> None:
     (none without ctypes: the thread then stops after its call)."""
     try:
         import ctypes
-    except ImportError:
+
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
+    except Exception:   # no ctypes, or no Python C API through it
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
+
+
+def _take_back(ident: int) -> None:
+    """What `_raise_in` sent the thread `ident` and it has not raised yet, taken back."""
+    try:
+        import ctypes
+
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+    except Exception:
+        return
 
 
 # Where a carnet's memo holds the locks of the facts being built while its

@@ -65,12 +65,15 @@ def page_main() -> int:
     without a console (Windows' gui-scripts), its output goes nowhere."""
     import webbrowser
 
+    from auditor import threads
     from auditor.cli import one_blas_thread
+
+    one_blas_thread()   # as the console command: the server and its workers
+    threads.one_malloc_arena()
     from auditor.commands import DOCUMENT_LANG
     from auditor.i18n import environment_lang
     from auditor.serve import private
 
-    one_blas_thread()   # as the console command: the server and its workers
     running = private.running()
     if running:
         webbrowser.open(running[0].as_uri())
