@@ -8,6 +8,7 @@ every catalogue rule over a normalised carnet.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -171,7 +172,10 @@ def _run_rules(carnet: Carnet, profile: Profile, runs: list, lang: str, debug: b
     longest = max((len(t.df) for t in carnet.tables.values()), default=0)
     if longest < PARALLEL_ROWS:
         return run_all(calls, 1, "rules")
-    with sharing(carnet.__dict__):
+    # pandas wraps some operations in warnings.catch_warnings, which is not
+    # thread-safe before Python 3.14: two threads' blocks crossing can leave
+    # the process's warning filters changed. Whatever they did is undone here.
+    with sharing(carnet.__dict__), warnings.catch_warnings():
         return run_all(calls, min(RULE_THREADS, cores()), "rules")
 
 
