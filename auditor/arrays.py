@@ -75,12 +75,15 @@ def _array(carnet: Carnet, table: str, name: str, df: pd.DataFrame) -> pd.api.ex
 
 def _int_parts(carnet: Carnet, table: str, name: str, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None] | None:
     """(int64 data, where missing, or None for none) of an Int64 column or
-    `_row` as normalise built it (`_array`); None for any other."""
+    `_row` as normalise built it (`_array`); None for any other. A column
+    with no cell missing (the usual) says None: its data is then shared as it
+    is, never copied with its missing cells filled (for a million stakes,
+    8 MB of fresh memory for each key and amount column the rules read)."""
     arr = _array(carnet, table, name, df)
     if isinstance(arr, np.ndarray):
         return arr, None
     if isinstance(arr, pd.arrays.IntegerArray):   # its own data and mask, as frames.ints reads them
-        return arr._data, arr._mask
+        return arr._data, (arr._mask if arr._mask.any() else None)
     return None
 
 
