@@ -31,8 +31,12 @@ CARNETS = sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".xlsx", ".ods",
 PREFIX = "ecarte-audit-rules"
 
 
+def _threads_of(prefix: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix)]
+
+
 def _rule_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(PREFIX)]
+    return _threads_of(PREFIX)
 
 
 class _Seen(dict):
@@ -254,7 +258,7 @@ def test_run_all_gives_every_result_in_order_from_both_threads():
 
     assert threads.run_all([call(i) for i in range(40)], 2, "test") == [i * i for i in range(40)]
     assert {n.startswith("ecarte-audit-test") for n in names} == {True, False}
-    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+    assert not _threads_of("ecarte-audit-test")
 
 
 def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
@@ -281,7 +285,7 @@ def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
         threads.run_all([call(i) for i in range(100)], 2, "test")
     assert time.monotonic() - started < 10
     assert len(begun) == 2
-    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+    assert not _threads_of("ecarte-audit-test")
 
 
 def test_run_all_raises_here_what_a_call_raised_in_the_other_thread():
@@ -304,7 +308,7 @@ def test_run_all_raises_here_what_a_call_raised_in_the_other_thread():
     with pytest.raises(KeyError):
         threads.run_all([call(i) for i in range(100)], 2, "test")
     assert len(begun) <= 2   # the other's call, and this thread's if it began one first
-    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+    assert not _threads_of("ecarte-audit-test")
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX timers")
@@ -342,7 +346,7 @@ def test_run_all_raises_only_once_the_other_thread_has_ended():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
     assert time.monotonic() - started >= 1.9
-    assert not [t for t in threading.enumerate() if t.name.startswith("ecarte-audit-test")]
+    assert not _threads_of("ecarte-audit-test")
 
 
 def test_run_all_without_a_thread_to_spare_makes_every_call_here(monkeypatch):
