@@ -19,14 +19,30 @@ from typing import Callable, Sequence, TypeVar
 T = TypeVar("T")
 
 
+# How many processes share the cores this process may run on (`share_cores`).
+_SHARED_BY = [1]
+
+
+def share_cores(processes: int) -> None:
+    """This process is one of `processes` that run at once on the same cores
+    (a batch's workers, one per core by default): `cores` is then its share,
+    so that a long carnet's threads do not crowd the other workers' cores
+    (two workers on two cores would run four parse threads and four rule
+    threads at once)."""
+    _SHARED_BY[0] = max(1, processes)
+
+
 def cores() -> int:
-    """The cores this process may run on (a container's or taskset's limit included)."""
+    """The cores this process may use: those it may run on (a container's or
+    taskset's limit included), shared with the processes that run beside it
+    (`share_cores`), at least one."""
     import os
 
     try:
-        return len(os.sched_getaffinity(0))
+        n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        n = os.cpu_count() or 1
+    return max(1, n // _SHARED_BY[0])
 
 
 def hand_back_threads_memory() -> None:

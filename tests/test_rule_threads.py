@@ -496,3 +496,45 @@ def test_one_malloc_arena_for_every_thread(tmp_path):
     assert heaps("default")[0] >= 2
     count, told = heaps("one", MALLOC_ARENA_MAX="4")
     assert count >= 2 and told == "4"
+
+
+# -- a batch's workers share the cores --------------------------------------------------------------
+
+_CORES_HOOK = """
+import os
+from auditor import threads
+
+def record(job, retry):
+    with open(os.environ["ECARTE_TEST_CORES"], "a", encoding="utf-8") as fh:
+        fh.write(f"{os.getpid()} {threads.cores()}\\n")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: nothing to share")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_batchs_workers_share_the_cores_for_their_threads(tmp_path, jobs):
+    """The console command's batch on `--jobs N`: each worker counts
+    cores // N for a long carnet's threads (N workers each starting a thread
+    per core would crowd the machine), at least one."""
+    import shutil
+
+    from auditor.batch.executors import AUDIT_HOOK_ENV
+
+    (tmp_path / "cores_hook.py").write_text(textwrap.dedent(_CORES_HOOK))
+    root = tmp_path / "in"
+    for name in ("a", "b", "c"):
+        shutil.copytree(SAMPLES / "compliant" / "deauville-table1", root / name)
+    seen = tmp_path / "cores.txt"
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    env.update({AUDIT_HOOK_ENV: "cores_hook:record", "ECARTE_TEST_CORES": str(seen),
+                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")])})
+    proc = subprocess.run([sys.executable, "-m", "auditor", "audit", str(root), "--out", str(tmp_path / "out"),
+                           "--quiet", "--jobs", str(jobs), "--fail-on", "never"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split() for line in seen.read_text(encoding="utf-8").splitlines()]
+    # The three carnets and each worker's warm-up carnet, all audited in the workers.
+    assert len(lines) >= 3 and all(pid != str(os.getpid()) for pid, _ in lines)
+    assert {int(n) for _, n in lines} == {max(1, len(os.sched_getaffinity(0)) // jobs)}
