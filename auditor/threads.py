@@ -25,10 +25,10 @@ _SHARED_BY = [1]
 
 def share_cores(processes: int) -> None:
     """This process is one of `processes` that run at once on the same cores
-    (a batch's workers, one per core by default): `cores` is then its share,
-    so that a long carnet's threads do not crowd the other workers' cores
-    (two workers on two cores would run four parse threads and four rule
-    threads at once)."""
+    (a batch's workers, one per core by default, told with each carnet by
+    the pool: auditor.batch.pool): `cores` is then its share, so that a long
+    carnet's threads do not crowd the other workers' cores (two workers on
+    two cores would run four parse threads and four rule threads at once)."""
     _SHARED_BY[0] = max(1, processes)
 
 

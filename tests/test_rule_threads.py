@@ -501,23 +501,21 @@ def test_one_malloc_arena_for_every_thread(tmp_path):
 # -- a batch's workers share the cores --------------------------------------------------------------
 
 _CORES_HOOK = """
-import os
+import os, signal
 from auditor import threads
 
 def record(job, retry):
     with open(os.environ["ECARTE_TEST_CORES"], "a", encoding="utf-8") as fh:
-        fh.write(f"{os.getpid()} {threads.cores()}\\n")
+        fh.write(f"{os.getpid()} {threads.cores()} {job.path.name} {retry}\\n")
+    if job.path.name == os.environ.get("ECARTE_TEST_KILL") and not retry:
+        os.kill(os.getpid(), signal.SIGKILL)   # its worker lost: the carnet is retried alone, at the end
 """
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-@pytest.mark.skipif(threads.cores() < 2, reason="one core: nothing to share")
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_a_batchs_workers_share_the_cores_for_their_threads(tmp_path, jobs):
-    """The console command's batch on `--jobs N`: each worker counts
-    cores // N for a long carnet's threads (N workers each starting a thread
-    per core would crowd the machine), at least one."""
+def _cores_seen(tmp_path, jobs: int, kill: str = "") -> list[tuple[int, str, bool]]:
+    """(cores, carnet, retried) as each worker of `audit --jobs N` counted
+    them for a carnet of three, at the first try or alone after its worker
+    was killed (`kill`)."""
     import shutil
 
     from auditor.batch.executors import AUDIT_HOOK_ENV
@@ -528,13 +526,39 @@ def test_a_batchs_workers_share_the_cores_for_their_threads(tmp_path, jobs):
         shutil.copytree(SAMPLES / "compliant" / "deauville-table1", root / name)
     seen = tmp_path / "cores.txt"
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-    env.update({AUDIT_HOOK_ENV: "cores_hook:record", "ECARTE_TEST_CORES": str(seen),
+    env.update({AUDIT_HOOK_ENV: "cores_hook:record", "ECARTE_TEST_CORES": str(seen), "ECARTE_TEST_KILL": kill,
                 "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")])})
     proc = subprocess.run([sys.executable, "-m", "auditor", "audit", str(root), "--out", str(tmp_path / "out"),
                            "--quiet", "--jobs", str(jobs), "--fail-on", "never"],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = [line.split() for line in seen.read_text(encoding="utf-8").splitlines()]
-    # The three carnets and each worker's warm-up carnet, all audited in the workers.
-    assert len(lines) >= 3 and all(pid != str(os.getpid()) for pid, _ in lines)
-    assert {int(n) for _, n in lines} == {max(1, len(os.sched_getaffinity(0)) // jobs)}
+    assert all(pid != str(os.getpid()) for pid, *_ in lines)   # all audited in the workers
+    # The three carnets, the retry if any (each worker's warm-up carnet is none of them).
+    return [(int(n), name, retry == "True") for _, n, name, retry in lines if name in ("a", "b", "c")]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: nothing to share")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_batchs_workers_share_the_cores_for_their_threads(tmp_path, jobs):
+    """The console command's batch on `--jobs N`: each worker counts
+    cores // N for a long carnet's threads (N workers each starting a thread
+    per core would crowd the machine), at least one."""
+    seen = _cores_seen(tmp_path, jobs)
+    assert sorted(name for _, name, _ in seen) == ["a", "b", "c"]
+    assert {n for n, _, _ in seen} == {max(1, len(os.sched_getaffinity(0)) // jobs)}
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: nothing to share")
+def test_a_carnet_retried_alone_has_the_cores_to_itself(tmp_path):
+    """A carnet whose worker was killed is retried alone, once the others are
+    done: its worker then runs beside no other, and counts every core."""
+    seen = _cores_seen(tmp_path, 2, kill="b")
+    cores = len(os.sched_getaffinity(0))
+    assert [(n, name) for n, name, retried in seen if retried] == [(cores, "b")]
+    # At the first tries, two workers, or one once the pool has let the other go (the last carnet).
+    assert {n for n, _, retried in seen if not retried} <= {max(1, cores // 2), cores}

@@ -319,7 +319,7 @@ def _get_ready(conn, options, bounds: Bounds | None) -> tuple | None:
     return options, bounds
 
 
-def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int, workers: int = 1) -> None:
+def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group: it is the parent's to handle
     # (it stops the workers and says how to resume).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -328,10 +328,9 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int, workers:
     # Stopped before it is ready (SIGTERM: a run stopped or over while it
     # warms up), it ends cleanly, its warm-up's temporary folder removed.
     signal.signal(signal.SIGTERM, _stop_warming_up)
-    from auditor import collector, threads
+    from auditor import collector
 
     collector.pause()   # while the worker imports and warms up, until _freeze_what_is_loaded
-    threads.share_cores(workers)   # the pool's other workers run on the same cores
     try:
         ready = _get_ready(conn, options, bounds)
     except SystemExit:
@@ -345,6 +344,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int, workers:
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     if not _answer(conn, ("ready", os.getpid())):
         return
+    from auditor import threads
+
     while True:
         try:
             message = conn.recv()
@@ -361,7 +362,8 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int, workers:
                 except (OSError, ValueError):
                     pass
             os._exit(0)
-        index, job, retry = message
+        index, job, retry, sharing = message
+        threads.share_cores(sharing)   # the workers that run beside this one now use the same cores
         if not _answer(conn, ("started",)):  # a death from here on is this carnet's
             return
         if hasattr(job, "perform"):   # a carnet's files to make (auditor/batch/finishing.py)
@@ -414,11 +416,10 @@ class _Worker:
     terminated: bool = False         # sent SIGTERM while it warmed up (_ask_to_end)
 
 
-def _spawn(ctx, options, bounds: Bounds | None, workers: int) -> _Worker:
-    """A worker of a pool of `workers`, started (its threads share the cores by that many)."""
+def _spawn(ctx, options, bounds: Bounds | None) -> _Worker:
     parent, child = ctx.Pipe()
     process = ctx.Process(target=_worker_main, name="ecarte-audit-worker", daemon=True,
-                          args=(child, options, bounds, os.getpid(), workers))
+                          args=(child, options, bounds, os.getpid()))
     # Ctrl-C reaches the whole process group, the worker too: until
     # _worker_main ignores it, the new interpreter would die of it with a
     # traceback on the terminal (the command's first half-second, when its
@@ -456,7 +457,7 @@ class Started:
         import multiprocessing
 
         self.ctx = multiprocessing.get_context("spawn")
-        self.workers = [_spawn(self.ctx, None, None, max(1, size)) for _ in range(max(1, size))]
+        self.workers = [_spawn(self.ctx, None, None) for _ in range(max(1, size))]
 
     def take(self, options, bounds: Bounds) -> _Worker | None:
         """A started worker, set up with the run's options and bounds (None: none left)."""
@@ -622,13 +623,15 @@ class LocalPool:
             if queue and w.ready and w.held is None:
                 w.held, w.acked, w.started = queue.popleft(), False, time.monotonic()
                 try:
-                    w.conn.send((*w.held, alone))
+                    # With how many workers this phase runs: a long carnet's
+                    # threads take that share of the cores (auditor.threads).
+                    w.conn.send((*w.held, alone, len(self.workers)))
                 except OSError:
                     pass  # it died: its end of the pipe says so
 
     def _start(self) -> None:
         w = self.started.take(self.options, self.bounds) if self.started is not None else None
-        self.workers.append(w or _spawn(self.ctx, self.options, self.bounds, self.size))
+        self.workers.append(w or _spawn(self.ctx, self.options, self.bounds))
 
     def _retire(self, w: _Worker) -> None:
         self.workers.remove(w)
