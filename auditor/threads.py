@@ -67,8 +67,7 @@ class Stopped(SystemExit):
     one landing as its thread ends is let go by `threading` without a word."""
 
 
-def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str,
-            started: Callable[[], None] | None = None) -> list[T]:
+def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str) -> list[T]:
     """Each of `calls` called once, their results in the same order: taken
     one at a time from the list, in its order, by this thread and `threads`
     − 1 others (named `ecarte-audit-<name>_<k>`), or by this thread alone.
@@ -77,8 +76,7 @@ def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str,
     thread to spare still makes every call. Whatever ends it (a call that
     raised, here or in another thread; the time limit; Ctrl-C): no call
     begins after, the other threads are stopped where they are (`Stopped`),
-    and it is raised here once they have ended. `started`: called in each
-    other thread before its first call (tests)."""
+    and it is raised here once they have ended."""
     results: list = [None] * len(calls)
     if min(threads, len(calls)) < 2:
         for i, call in enumerate(calls):
@@ -107,8 +105,6 @@ def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str,
                     return
                 working.add(me)
             try:
-                if started is not None:
-                    started()
                 take()
             except Stopped:
                 pass
