@@ -15,6 +15,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -261,28 +262,39 @@ def test_run_all_gives_every_result_in_order_from_both_threads():
     assert not _threads_of("ecarte-audit-test")
 
 
-def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
-    """The time limit, Ctrl-C or a defect in this thread: no call begins
-    after, and the other thread, in a call of its own that would last half a
-    minute, is stopped there (threads.Stopped) rather than waited for."""
-    begun, main = [], threading.current_thread()
-    blocked = threading.Event()
+def _split_calls(n: int, here: Callable, there: Callable, begun: list) -> list[Callable]:
+    """`n` calls for run_all: each notes its number in `begun`, then runs
+    `here(i)` in this thread and `there(i)` in the other."""
+    main = threading.current_thread()
 
     def call(i):
         def f():
             begun.append(i)
-            if threading.current_thread() is main:
-                blocked.wait(5)   # the other thread is in its call by now
-                raise KeyError(i)
-            blocked.set()
-            for _ in range(3000):   # half a minute of Python steps (a rule's loop over coups)
-                time.sleep(0.01)
-            return i
+            return (here if threading.current_thread() is main else there)(i)
         return f
+    return [call(i) for i in range(n)]
+
+
+def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
+    """The time limit, Ctrl-C or a defect in this thread: no call begins
+    after, and the other thread, in a call of its own that would last half a
+    minute, is stopped there (threads.Stopped) rather than waited for."""
+    begun: list = []
+    blocked = threading.Event()
+
+    def here(i):
+        blocked.wait(5)   # the other thread is in its call by now
+        raise KeyError(i)
+
+    def there(i):
+        blocked.set()
+        for _ in range(3000):   # half a minute of Python steps (a rule's loop over coups)
+            time.sleep(0.01)
+        return i
 
     started = time.monotonic()
     with pytest.raises(KeyError):
-        threads.run_all([call(i) for i in range(100)], 2, "test")
+        threads.run_all(_split_calls(100, here, there, begun), 2, "test")
     assert time.monotonic() - started < 10
     assert len(begun) == 2
     assert not _threads_of("ecarte-audit-test")
@@ -291,22 +303,20 @@ def test_run_all_stops_the_other_thread_in_its_call_when_a_call_here_raises():
 def test_run_all_raises_here_what_a_call_raised_in_the_other_thread():
     """A defect in the other thread (--debug): this thread ends its call,
     begins no other, and raises it."""
-    begun, main = [], threading.current_thread()
+    begun: list = []
     raised = threading.Event()
 
-    def call(i):
-        def f():
-            begun.append(i)
-            if threading.current_thread() is main:
-                raised.wait(5)
-                time.sleep(0.05)   # the other thread has set the stop
-                return i
-            raised.set()
-            raise KeyError(i)
-        return f
+    def here(i):
+        raised.wait(5)
+        time.sleep(0.05)   # the other thread has set the stop
+        return i
+
+    def there(i):
+        raised.set()
+        raise KeyError(i)
 
     with pytest.raises(KeyError):
-        threads.run_all([call(i) for i in range(100)], 2, "test")
+        threads.run_all(_split_calls(100, here, there, begun), 2, "test")
     assert len(begun) <= 2   # the other's call, and this thread's if it began one first
     assert not _threads_of("ecarte-audit-test")
 
