@@ -572,3 +572,36 @@ def test_a_carnet_retried_alone_has_the_cores_to_itself(tmp_path):
     assert [(n, name) for n, name, retried in seen if retried] == [(cores, "b")]
     # At the first tries, two workers, or one once the pool has let the other go (the last carnet).
     assert {n for n, _, retried in seen if not retried} <= {max(1, cores // 2), cores}
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: nothing to share")
+def test_a_dask_workers_threads_share_its_cores(tmp_path, monkeypatch):
+    """On a Dask worker of two threads, each auditing a carnet, a long
+    carnet's own threads take half the cores (as a local pool's workers)."""
+    import shutil
+
+    distributed = pytest.importorskip("dask.distributed")
+    from auditor.batch.executors import AUDIT_HOOK_ENV
+    from auditor.cli import main
+
+    (tmp_path / "cores_hook.py").write_text(textwrap.dedent(_CORES_HOOK))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    root = tmp_path / "in"
+    for name in ("a", "b", "c"):
+        shutil.copytree(SAMPLES / "compliant" / "deauville-table1", root / name)
+    seen = tmp_path / "cores.txt"
+    monkeypatch.setenv(AUDIT_HOOK_ENV, "cores_hook:record")
+    monkeypatch.setenv("ECARTE_TEST_CORES", str(seen))
+    before = threads.cores()
+    try:
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                      dashboard_address=None) as cluster:
+            assert main(["audit", str(root), "--out", str(tmp_path / "out"), "--quiet", "--fail-on", "never",
+                         "--scheduler", cluster.scheduler_address]) == 0
+    finally:
+        threads.share_cores(1)   # the cluster's threads were this process's: as it was
+    lines = [line.split() for line in seen.read_text(encoding="utf-8").splitlines()]
+    assert sorted(name for _, _, name, _ in lines) == ["a", "b", "c"]
+    assert {int(n) for _, n, _, _ in lines} == {max(1, before // 2)}

@@ -33,6 +33,7 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
     # whose carnets all come from the cache never audits (nor imports pandas).
     from auditor.audit import audit_path, audit_refused
 
+    _share_with_dask_threads()
     _before_audit(job, retry)
     profile = load_profile()
     if job.refusal is not None:
@@ -41,6 +42,28 @@ def run_job(index: int, job: CarnetJob, options: Options, *, retry: bool = False
         result = audit_path(job.path, profile, options.lang, debug=options.debug, limits=options.limits,
                             columns=options.columns)
     return carnet_audit(index, job, result, options, batch_facts(result, job) if tickets else None)
+
+
+def _share_with_dask_threads() -> None:
+    """In a Dask worker, whose threads each audit a carnet at once: a long
+    carnet's own threads take their share of the worker's cores
+    (auditor.threads.share_cores), as a local pool's workers do. Elsewhere
+    (a local worker, this process) nothing: the main thread is not a Dask
+    worker's."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        return
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except Exception:   # not a Dask worker's thread (or no Dask at all)
+        return
+    from auditor import threads
+
+    state = getattr(worker, "state", None)
+    threads.share_cores(int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1) or 1))
 
 
 def batch_facts(result, job: CarnetJob) -> BatchCarnet:
