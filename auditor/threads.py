@@ -219,20 +219,21 @@ _M_ARENA_MAX = -8   # glibc's mallopt parameter
 
 
 def one_malloc_arena() -> None:
-    """Every thread of this process, and of the workers it starts, allocates
-    from one glibc arena, unless the user chose a number (MALLOC_ARENA_MAX).
-    With an arena per thread, what a thread frees stays in its arena for it
-    alone, while another thread's allocations take fresh pages: a million
-    stakes' rules on two threads peaked 10–15 MB higher than on one arena,
-    for the same time (their big arrays are few; taking turns at the
-    arena's lock costs nothing measurable). The workers read the variable
-    when they start; this process, started already, is told by mallopt
-    before it starts a thread. Only where the C library has it (glibc)."""
+    """Every thread of this process allocates from one glibc arena, unless
+    the user chose a number (MALLOC_ARENA_MAX, which glibc read at the
+    process's start). With an arena per thread, what a thread frees stays in
+    its arena for it alone, while another thread's allocations take fresh
+    pages: a million stakes' rules on two threads peaked 10–15 MB higher
+    than on one arena, for the same time (their big arrays are few; taking
+    turns at the arena's lock costs nothing measurable). Called by the
+    console command, the page and each batch worker before they start a
+    thread; told by mallopt, not by the variable, which every program they
+    start would inherit (the browser the page opens). Only where the C
+    library has it (glibc)."""
     import os
 
     if MALLOC_ARENA_ENV in os.environ:
         return
-    os.environ[MALLOC_ARENA_ENV] = "1"
     try:
         import ctypes
 

@@ -328,8 +328,9 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     # Stopped before it is ready (SIGTERM: a run stopped or over while it
     # warms up), it ends cleanly, its warm-up's temporary folder removed.
     signal.signal(signal.SIGTERM, _stop_warming_up)
-    from auditor import collector
+    from auditor import collector, threads
 
+    threads.one_malloc_arena()   # before a long carnet's threads, as the console command
     collector.pause()   # while the worker imports and warms up, until _freeze_what_is_loaded
     try:
         ready = _get_ready(conn, options, bounds)
@@ -344,8 +345,6 @@ def _worker_main(conn, options, bounds: Bounds | None, parent_pid: int) -> None:
     watchdog = Watchdog(bounds.memory_mb, hard_exit=True, parent_pid=parent_pid)
     if not _answer(conn, ("ready", os.getpid())):
         return
-    from auditor import threads
-
     while True:
         try:
             message = conn.recv()
