@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from auditor.carnet import Carnet
 from auditor.frames import ints, is_value, present
-from auditor.threads import building
+from auditor.threads import build_once
 
 NA_INT = np.iinfo(np.int64).min        # a missing cell in a plain int64 array
 
@@ -28,11 +28,8 @@ def _memo(carnet: Carnet, table: str, key: tuple, build):
     memo = carnet.__dict__.setdefault("_arrays", {})
     got = memo.get((table, key))
     if got is None or got[0] is not df:
-        # A long carnet's rules run on two threads (auditor.audit): one builds, the other waits.
-        with building(carnet.__dict__, (table, key)):
-            got = memo.get((table, key))
-            if got is None or got[0] is not df:
-                got = memo[(table, key)] = (df, build(df))
+        got = build_once(carnet.__dict__, memo, (table, key), lambda: (df, build(df)),
+                         fresh=lambda kept: kept[0] is df)
     return got[1]
 
 

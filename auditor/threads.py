@@ -45,19 +45,26 @@ def cores() -> int:
     return max(1, n // _SHARED_BY[0])
 
 
+def _libc(name: str):
+    """The C library's function `name` through ctypes, or None where there is
+    none (no ctypes; not glibc: malloc_trim and mallopt are glibc's)."""
+    try:
+        import ctypes
+
+        return getattr(ctypes.CDLL(None), name)
+    except (ImportError, OSError, AttributeError, TypeError):
+        return None
+
+
 def hand_back_threads_memory() -> None:
     """glibc keeps what threads freed in its arenas (one per thread, unless
     `one_malloc_arena`): the threads gone, it stays resident under the
     rules' peak (some 40 MB for a million stakes with an arena per thread,
     20 MB with one). malloc_trim hands it back to the system (a few
     milliseconds). Only where the C library has it (glibc); elsewhere nothing."""
-    try:
-        import ctypes
-
-        trim = ctypes.CDLL(None).malloc_trim
-    except (ImportError, OSError, AttributeError, TypeError):
-        return
-    trim(0)
+    trim = _libc("malloc_trim")
+    if trim is not None:
+        trim(0)
 
 
 class Stopped(SystemExit):
@@ -113,13 +120,13 @@ def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str) -> list[T
                 stop.set()
         finally:
             # Out of `working`, this thread is sent no Stopped; one sent before
-            # and not raised yet is taken back (`_take_back`), inside the loop
+            # and not raised yet is taken back (`_raise_in(me, None)`), inside the loop
             # so that one raised meanwhile is caught: the event is set, whole.
             while True:
                 try:
                     with lock:
                         working.discard(me)
-                    _take_back(me)
+                    _raise_in(me, None)
                     break
                 except Stopped:
                     pass
@@ -162,24 +169,16 @@ def run_all(calls: Sequence[Callable[[], T]], threads: int, name: str) -> list[T
     return results
 
 
-def _raise_in(ident: int, exc: type[BaseException]) -> None:
-    """`exc` raised in the thread `ident` at its next step of Python code
-    (none without ctypes: the thread then stops after its call)."""
+def _raise_in(ident: int, exc: type[BaseException] | None) -> None:
+    """`exc` raised in the thread `ident` at its next step of Python code;
+    None: what was sent to it and not raised yet, taken back. Nothing
+    without ctypes (the thread then stops after its call)."""
     try:
         import ctypes
 
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                                   None if exc is None else ctypes.py_object(exc))
     except Exception:   # no ctypes, or no Python C API through it
-        return
-
-
-def _take_back(ident: int) -> None:
-    """What `_raise_in` sent the thread `ident` and it has not raised yet, taken back."""
-    try:
-        import ctypes
-
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
-    except Exception:
         return
 
 
@@ -214,6 +213,20 @@ def building(owner: dict, key) -> contextlib.AbstractContextManager:
     return locks.setdefault(key, threading.Lock())
 
 
+def build_once(owner: dict, memo: dict, key, make: Callable[[], T],
+               fresh: Callable[[T], bool] | None = None) -> T:
+    """`memo[key]` as `make()` builds it, once: the caller found it missing
+    (or stale: `fresh` says no); looked for again under the fact's lock
+    (`building`), in case another thread built it meanwhile. The memos of a
+    carnet's derived facts and columns (`derived.cache.per_carnet`,
+    `arrays`) take this one path, their hits staying outside it."""
+    with building(owner, key):
+        got = memo.get(key)
+        if got is None or (fresh is not None and not fresh(got)):
+            got = memo[key] = make()
+    return got
+
+
 MALLOC_ARENA_ENV = "MALLOC_ARENA_MAX"
 _M_ARENA_MAX = -8   # glibc's mallopt parameter
 
@@ -234,10 +247,6 @@ def one_malloc_arena() -> None:
 
     if MALLOC_ARENA_ENV in os.environ:
         return
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt
-    except (ImportError, OSError, AttributeError, TypeError):
-        return
-    mallopt(_M_ARENA_MAX, 1)
+    mallopt = _libc("mallopt")
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from auditor.threads import building
+from auditor.threads import build_once
 
 if TYPE_CHECKING:
     from auditor.carnet import Carnet
@@ -24,11 +24,8 @@ def per_carnet(build: Callable[..., T]) -> Callable[..., T]:
         key = (build, *map(id, args))
         got = memo.get(key)
         if got is None:
-            # A long carnet's rules run on two threads (auditor.audit): one builds, the other waits.
-            with building(carnet.__dict__, key):
-                got = memo.get(key)
-                if got is None:
-                    got = memo[key] = (args, build(carnet, *args))   # keeps the args alive with their ids
+            # Kept with the args, which keeps them alive with their ids.
+            got = build_once(carnet.__dict__, memo, key, lambda: (args, build(carnet, *args)))
         return got[1]
     return derived
 
