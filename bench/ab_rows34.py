@@ -7,8 +7,9 @@ medians (`ROUNDS`, default 3).
     VARIANT=own-tables python bench/ab_rows34.py ...   (each carnet at its own table)
     VARIANT=casino python bench/ab_rows34.py ...       (carnets as casinos keep them)
 
-Each round also measures the machine's own scaling (bench_audit.machine_scaling):
-row 4 read against what two processes of pure CPU work get on this machine.
+Each round also measures two whole processes of CPU work started at once
+against one doing both (bench_audit.machine_scaling): their start-ups included,
+so not a ceiling for row 4 (bench/batch_phases.py gives that bound).
 """
 import os
 import resource
@@ -49,7 +50,7 @@ for path in revs.values():   # as an installed wheel is: compiled once, not by e
     subprocess.run([PY, "-m", "compileall", "-q", "auditor", "schemas"], cwd=path, check=True)
 walls = {(r, j): [] for r in revs for j in (1, 2)}
 cpus = {}
-ceiling = []   # the machine's own scaling of CPU-bound work on two processes (bench_audit.machine_scaling)
+ceiling = []   # two whole processes of CPU work at once against one (bench_audit.machine_scaling)
 for round_ in range(int(os.environ.get("ROUNDS", 3))):
     ceiling.append(machine_scaling())
     print(f"machine scaling {ceiling[-1]:.2f}", flush=True)
@@ -70,7 +71,7 @@ for round_ in range(int(os.environ.get("ROUNDS", 3))):
             assert p.returncode == 0, p.stderr[-2000:]
             walls[r, j].append(w)
             print(r, j, f"{w:.2f}s wall, {cpu:.2f}s cpu", flush=True)
-print(f"machine's own scaling on two processes: median {statistics.median(ceiling):.2f} "
+print(f"two whole processes of CPU work at once: median {statistics.median(ceiling):.2f} "
       f"({', '.join(f'{c:.2f}' for c in ceiling)})")
 for r in revs:
     m1, m2 = statistics.median(walls[r, 1]), statistics.median(walls[r, 2])
