@@ -1,4 +1,5 @@
-"""Start a new rule: `python scripts/new_rule.py EC64-12 [--check-module art64] [--injector-module art64]`.
+"""Start a new rule: `python scripts/new_rule.py EC64-12 [--check-module art64] [--injector-module art64]`,
+or, for a rule across the carnets of a table, `python scripts/new_rule.py EC64-12 --across`.
 
 Writes the four pieces a rule needs, each a stub the tests refuse until it is
 filled in (README, "Adding or changing a rule"):
@@ -14,6 +15,13 @@ filled in (README, "Adding or changing a rule"):
 - an `@injector` stub at the end of the article's module in
   `auditor/synth/breaches/`, which refuses every carnet until written (the
   injector tests fail on it).
+
+With `--across` (a rule over a table's carnets, rules.md v1.2), the check is a
+`@batch_check` in a module of the checks over a batch (`archive` unless
+another holds the article), its cases a batch of carnets in
+`tests/fixtures/batch/`, and its breach is made in a table's archive: the
+code joins `BREACHES` in `auditor/synth/archive.py`, whose test fails until
+`generate_archive` makes it.
 
 A code already in the catalogue, in a check, a fixture or an injector is
 refused: codes are never reused (a retired code stays in the catalogue).
@@ -49,8 +57,17 @@ def _modules_with(folder: Path, decorator: str, art: str) -> list[str]:
         encoding="utf-8")))
 
 
-def pick_module(folder: Path, decorator: str, art: str, given: str | None, what: str) -> Path:
-    """The module the stub goes to: `given`, else the one module holding the article's other rules."""
+def batch_modules(root: Path) -> tuple[str, ...]:
+    """The modules of the checks over a batch, as auditor/checks/__init__.py lists them (BATCH_MODULES)."""
+    text = (root / "auditor" / "checks" / "__init__.py").read_text(encoding="utf-8")
+    found = re.search(r"^BATCH_MODULES = \(([^)]*)\)", text, re.M)
+    return tuple(re.findall(r'"(\w+)"', found[1])) if found else ()
+
+
+def pick_module(folder: Path, decorator: str, art: str, given: str | None, what: str,
+                default: str | None = None) -> Path:
+    """The module the stub goes to: `given`, else the one module holding the
+    article's other rules, else `default` when no module holds one."""
     if given:
         path = folder / f"{given}.py"
         if not path.exists():
@@ -59,6 +76,8 @@ def pick_module(folder: Path, decorator: str, art: str, given: str | None, what:
     found = _modules_with(folder, decorator, art)
     if len(found) == 1:
         return folder / f"{found[0]}.py"
+    if not found and default:
+        return folder / f"{default}.py"
     if not found:
         raise Refused(f"no {what} module holds article {art} yet: name one with --{what}-module")
     raise Refused(f"article {art} is in {what} modules {', '.join(found)}: pick one with --{what}-module")
@@ -103,6 +122,80 @@ def {name}(carnet: Carnet, profile: Profile) -> Iterator[Violation]:
 '''
 
 
+def batch_check_stub(code: str) -> str:
+    name = "rule_" + code[2:].replace("-", "_").lower()
+    return f'''
+
+@batch_check("{code}")
+def {name}(batch: Sequence[BatchCarnet], profile: Profile) -> Iterator[Violation]:
+    """TODO: the requirement across the carnets of a table, in one line.
+
+    Why: TODO what the breach hides.
+    Non-compliant: TODO an example over two carnets.
+    Compliant: TODO an example.
+    """
+    # Yield one Violation per breach, located in the carnet where it shows
+    # (table=..., row=..., column=..., seance=..., expected=..., found=...),
+    # with params "other" (the other carnet's path), "places" (each carnet's
+    # cell: `_place`, `_seance_place` in archive) and "identity" (what names
+    # the breach from one run to the next: `_identity`). The run makes each a
+    # finding across carnets (auditor/across.py). In archive, `Archive.of(batch)`
+    # gives the carnets in their tables' order and `consecutive()` each
+    # carnet that follows another of its table.
+    return iter(())
+'''
+
+
+def batch_fixture_pair(code: str) -> str:
+    return f'''code: {code}
+
+# Each case: a batch of tiny carnets (name → its tables in the source format,
+# `;` and decimal commas, completed with valid defaults as the single-carnet
+# fixtures are), then every finding of {code} it gives (tests/test_batch_cases.py
+# compares code, carnet, séance and expected, and any other field named:
+# row, found, other, impact_cents).
+compliant_TODO:
+  carnets:
+    p:
+      seances: |
+        seance;date
+        33;2026-03-01
+    n:
+      seances: |
+        seance;date
+        34;2026-03-02
+  expect: []
+
+violating_TODO:
+  carnets:
+    p:
+      seances: |
+        seance;date
+        33;2026-03-01
+    n:
+      seances: |
+        seance;date
+        34;2026-03-02
+  expect:
+    - {{carnet: n, seance: 34, expected: "TODO"}}
+'''
+
+
+def _archive_breach(path: Path, code: str) -> None:
+    """`code` added to the breaches a table's archive can be made with
+    (auditor/synth/archive.py: its `BREACHES`, and the line that says what
+    the breach does, left to write)."""
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r"^BREACHES = \(([^)]*)\)$", text, re.M)
+    if found is None:
+        raise Refused(f"{path}: no one-line `BREACHES = (...)` to add {code} to; add it by hand")
+    line = (f"#   {code}  TODO what carnet k changes so that {code}, and no other code, is found\n"
+            f"#            (made in generate_archive).\n")
+    codes = found[1].rstrip().rstrip(",")
+    text = text[:found.start()] + line + f"BREACHES = ({codes}, \"{code}\")" + text[found.end():]
+    path.write_text(text, encoding="utf-8")
+
+
 def fixture_pair(code: str) -> str:
     return f'''code: {code}
 
@@ -139,8 +232,12 @@ def existing(root: Path, code: str) -> list[str]:
     where = []
     if (root / "rules" / "catalogue" / f"{code}.toml").exists():
         where.append("the catalogue")
-    if (root / "tests" / "fixtures" / "checks" / f"{code}.yml").exists():
-        where.append("the fixtures")
+    for kind in ("checks", "batch"):
+        if (root / "tests" / "fixtures" / kind / f"{code}.yml").exists():
+            where.append(f"the {kind} fixtures")
+    archive = root / "auditor" / "synth" / "archive.py"
+    if archive.exists() and re.search(rf'^BREACHES = \(.*"{code}"', archive.read_text(encoding="utf-8"), re.M):
+        where.append("the archive's breaches")
     for folder, decorator in ((root / "auditor" / "checks", "check"), (root / "auditor" / "checks", "batch_check"),
                               (root / "auditor" / "synth" / "breaches", "injector")):
         for p in sorted(folder.glob("*.py")):
@@ -166,8 +263,9 @@ def _needs_imports(path: Path, names: dict[str, str]) -> None:
 
 
 def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module: str | None = None,
-             injector_module: str | None = None) -> list[Path]:
-    """Write the four stubs of `code` under `root`; return the files written or changed."""
+             injector_module: str | None = None, across: bool = False) -> list[Path]:
+    """Write the four stubs of `code` under `root`; return the files written or changed.
+    `across`: a rule across the carnets of a table (a batch check, its breach made in an archive)."""
     m = CODE_PATTERN.match(code)
     if not m:
         raise Refused(f"{code!r} is not a rule code (EC<article>-<nn>, e.g. EC64-12)")
@@ -177,22 +275,46 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
     if used:
         raise Refused(f"{code} exists already ({', '.join(used)}): codes are never reused")
     art = m[1]
-    check_path = pick_module(root / "auditor" / "checks", "check", art, check_module, "check")
-    injector_path = pick_module(root / "auditor" / "synth" / "breaches", "injector", art, injector_module,
-                                "injector")
+    checks = root / "auditor" / "checks"
+    over_batch = batch_modules(root)
+    if across:
+        if injector_module:
+            raise Refused("a rule across carnets is broken in a table's archive (auditor/synth/archive.py), "
+                          "not by an injector: no --injector-module")
+        if check_module and check_module not in over_batch:
+            raise Refused(f"{check_module} checks one carnet: a rule across carnets goes in a module of the checks "
+                          f"over a batch ({', '.join(over_batch)})")
+        check_path = pick_module(checks, "batch_check", art, check_module, "check", default="archive")
+        breach_path = root / "auditor" / "synth" / "archive.py"
+    else:
+        if check_module in over_batch:
+            raise Refused(f"{check_module} holds the checks over a batch: for a rule across the carnets of a "
+                          f"table, add --across")
+        check_path = pick_module(checks, "check", art, check_module, "check")
+        breach_path = pick_module(root / "auditor" / "synth" / "breaches", "injector", art, injector_module,
+                                  "injector")
     toml = root / "rules" / "catalogue" / f"{code}.toml"
-    fixture = root / "tests" / "fixtures" / "checks" / f"{code}.yml"
+    fixture = root / "tests" / "fixtures" / ("batch" if across else "checks") / f"{code}.yml"
+    if across:   # refused before anything is written: a BREACHES new_rule cannot read
+        _archive_breach(breach_path, code)
     toml.write_text(catalogue_entry(code, severity), encoding="utf-8")
-    fixture.write_text(fixture_pair(code), encoding="utf-8")
-    _needs_imports(check_path, {"Iterator": "typing", "Carnet": "auditor.carnet", "Profile": "auditor.catalogue",
-                                "Violation": "auditor.model", "check": "auditor.registry"})
+    fixture.write_text((batch_fixture_pair if across else fixture_pair)(code), encoding="utf-8")
+    if across:
+        _needs_imports(check_path, {"Iterator": "typing", "Sequence": "typing", "BatchCarnet": "auditor.model",
+                                    "Profile": "auditor.catalogue", "Violation": "auditor.model",
+                                    "batch_check": "auditor.registry"})
+    else:
+        _needs_imports(check_path, {"Iterator": "typing", "Carnet": "auditor.carnet",
+                                    "Profile": "auditor.catalogue", "Violation": "auditor.model",
+                                    "check": "auditor.registry"})
     with check_path.open("a", encoding="utf-8") as out:
-        out.write(check_stub(code))
-    _needs_imports(injector_path, {"CannotInject": "auditor.synth.breaches.registry",
-                                   "injector": "auditor.synth.breaches.registry"})
-    with injector_path.open("a", encoding="utf-8") as out:
-        out.write(injector_stub(code))
-    return [toml, check_path, fixture, injector_path]
+        out.write((batch_check_stub if across else check_stub)(code))
+    if not across:
+        _needs_imports(breach_path, {"CannotInject": "auditor.synth.breaches.registry",
+                                     "injector": "auditor.synth.breaches.registry"})
+        with breach_path.open("a", encoding="utf-8") as out:
+            out.write(injector_stub(code))
+    return [toml, check_path, fixture, breach_path]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,11 +323,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--severity", default="error", choices=("error", "warning", "info"))
     parser.add_argument("--check-module", help="module of auditor/checks/ (default: the one holding the article)")
     parser.add_argument("--injector-module", help="module of auditor/synth/breaches/ (default: as for the check)")
+    parser.add_argument("--across", action="store_true",
+                        help="a rule across the carnets of a table: a batch check, its cases in tests/fixtures/batch/, "
+                             "its breach made in a table's archive (auditor/synth/archive.py)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the tree to write into (default: this checkout)")
     args = parser.parse_args(argv)
     try:
         written = new_rule(args.code.strip().upper(), args.root, args.severity, args.check_module,
-                           args.injector_module)
+                           args.injector_module, across=args.across)
     except Refused as exc:
         print(f"new_rule: {exc}", file=sys.stderr)
         return 2

@@ -35,8 +35,6 @@ from test_imperfect_carnets import KINDS, baselines, compliant, findings_by_code
 
 PROFILE = load_profile()
 CONTAINERS = ("csv", "xlsx")
-# The rules across the carnets of a table need the table's other carnets: never checked alone.
-ACROSS_A_TABLE = {"EC64-10", "EC64-11", "EC83-04", "EC561-04"}
 AMBIGUOUS = label("rd_ambiguous", "fr")
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from auditor.cli import main
 from auditor.money import parse_cents
-from auditor.synth.archive import BREACHES, ArchiveSpec, generate_archive, write_archive
+from auditor.synth.archive import BREACHES, ArchiveSpec, carnets_needed, generate_archive, write_archive
 from auditor.synth.generate import Spec
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def _said(summary: dict) -> list[tuple]:
 def breached(tmp_path_factory):
     """One archive with each breach across carnets once, written both ways (`csv/DAY`, `xlsx/DAY.xlsx`)."""
     root = tmp_path_factory.mktemp("classes")
-    carnets = generate_archive(ArchiveSpec(15, TINY, breaches=BREACHES))
+    carnets = generate_archive(ArchiveSpec(carnets_needed(BREACHES), TINY, breaches=BREACHES))
     write_archive(carnets, root / "csv", "csv")
     write_archive(carnets, root / "xlsx", "xlsx")
     bare = [(day, {k: v for k, v in tables.items() if k != "carnets_tickets"}) for day, tables in carnets]

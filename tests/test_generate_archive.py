@@ -16,7 +16,7 @@ from auditor.catalogue import load_profile
 from auditor.derived.batch_facts import batch_facts
 from auditor.normalise import normalise
 from auditor.read import read_carnet
-from auditor.synth.archive import BREACHES, ArchiveSpec, generate_archive, write_archive
+from auditor.synth.archive import BREACHES, ArchiveSpec, carnets_needed, generate_archive, write_archive
 from auditor.synth.breaches import CannotInject
 from auditor.synth.generate import Spec
 from batch_fixture import run_batch
@@ -89,7 +89,7 @@ def test_each_breach_gives_exactly_its_code(code, tmp_path):
 
 
 def test_breaches_together_and_refusals(tmp_path):
-    carnets = generate_archive(ArchiveSpec(15, SMALL, BREACHES))
+    carnets = generate_archive(ArchiveSpec(carnets_needed(BREACHES), SMALL, BREACHES))
     found = run_batch(_facts(write_archive(carnets, tmp_path)))
     assert {f["code"] for f in found} == set(BREACHES)
     for spec in (ArchiveSpec(5, SMALL, ("EC64-11", "EC83-04")), ArchiveSpec(20, SMALL, ("EC82-03",)),

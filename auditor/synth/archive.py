@@ -43,6 +43,12 @@ class ArchiveSpec:
     adjust: Callable[[Spec], Spec] | None = None
 
 
+def carnets_needed(breaches) -> int:
+    """The fewest carnets an archive made with `breaches` can have: each
+    breach three carnets from the next one and from either end (`breach_places`)."""
+    return 3 * (len(dict.fromkeys(breaches)) + 1)
+
+
 def breach_places(spec: ArchiveSpec) -> dict[str, int]:
     """The carnet each breach is made at: spread over the archive, three
     carnets apart at least so that no breach touches another's pairs."""
@@ -51,9 +57,9 @@ def breach_places(spec: ArchiveSpec) -> dict[str, int]:
     if unknown:
         raise CannotInject(Message("generate.no_injector", codes=", ".join(unknown),
                                    available=", ".join(BREACHES)))
-    if codes and spec.carnets < 3 * (len(codes) + 1):
+    if codes and spec.carnets < carnets_needed(codes):
         raise CannotInject(Message("generate.archive_too_short", n=spec.carnets, codes=", ".join(codes),
-                                   need=3 * (len(codes) + 1)))
+                                   need=carnets_needed(codes)))
     if "EC64-10" in codes and spec.carnet.seances < 2:
         raise CannotInject(Message("generate.archive_overlap_needs_two"))
     return {code: (j + 1) * spec.carnets // (len(codes) + 1) for j, code in enumerate(codes)}
