@@ -71,6 +71,15 @@ class Carnet:
     # How the source was understood (findings.json `reading`), from the reader.
     reading: dict | None = None
 
+    def __getstate__(self) -> dict:
+        """The carnet as pickled: its fields only. The memos its audit left in
+        it (derived facts, columns' arrays, the cover, the séances' dates) are
+        keyed by the building functions and by the identity of their
+        arguments and frames, which mean nothing in another process (and the
+        functions a decorator wraps cannot be pickled at all); the unpickled
+        carnet builds them again when asked."""
+        return {name: self.__dict__[name] for name in self.__dataclass_fields__ if name in self.__dict__}
+
     # -- presence --------------------------------------------------------
     def has(self, need: str) -> bool:
         """`need` is `table` or `table.field` (source column name accepted):
