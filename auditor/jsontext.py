@@ -6,6 +6,11 @@ Python generators (one per nesting level, for every value). A night's
 summary.json of 1,000 carnets holds some 2 million values: 0.49 s there
 against 0.29 s here. Strings still go through the standard library's C
 escaping; everything else is written as `json.dumps` writes it.
+
+The pieces are joined as they pile up, between the values of the outer
+containers (a carnet's row of summary.json), not all at the end: a night's
+summary of 1,000 carnets is some 300,000 pieces, 15 MB of small strings,
+against 3.5 MB of text.
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ from __future__ import annotations
 from json.encoder import INFINITY, encode_basestring
 
 _STEP = "  "
+# Pieces joined into one text once this many pile up (between two values of a
+# container near the top: `_SHALLOW`, the indentation of its values).
+_JOIN_AT = 4096
+_SHALLOW = 3 * len(_STEP)
 
 
 class Text(str):
@@ -52,6 +61,12 @@ def dumps(value, pad: str = "") -> str:
     (`pad`: as written inside containers, at that indentation)."""
     parts: list[str] = []
     append = parts.append
+    texts: list[str] = []   # the pieces joined so far
+
+    def joined() -> None:
+        if len(parts) > _JOIN_AT:
+            texts.append("".join(parts))
+            parts.clear()
 
     def write(o, pad: str) -> None:
         if isinstance(o, str):
@@ -72,10 +87,13 @@ def dumps(value, pad: str = "") -> str:
                 return
             inner = pad + _STEP
             sep = "{\n" + inner
+            shallow = len(inner) <= _SHALLOW
             for k, v in o.items():
                 append(sep + encode_basestring(_key(k)) + ": ")
                 sep = ",\n" + inner
                 write(v, inner)
+                if shallow:
+                    joined()
             append("\n" + pad + "}")
         elif isinstance(o, (list, tuple)):
             if not o:
@@ -83,13 +101,22 @@ def dumps(value, pad: str = "") -> str:
                 return
             inner = pad + _STEP
             sep = "[\n" + inner
+            shallow = len(inner) <= _SHALLOW
             for v in o:
                 append(sep)
                 sep = ",\n" + inner
                 write(v, inner)
+                if shallow:
+                    joined()
             append("\n" + pad + "]")
         else:
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
     write(value, pad)
-    return "".join(parts)
+    texts.append("".join(parts))
+    text = texts[0] if len(texts) == 1 else "".join(texts)
+    # `write` refers to itself: this call's closure, and the pieces with it,
+    # would live until the collector's next pass. They go now.
+    parts.clear()
+    texts.clear()
+    return text

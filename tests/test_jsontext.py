@@ -68,3 +68,46 @@ def test_what_json_refuses_is_refused(value):
         json.dumps(value, ensure_ascii=False, indent=2)
     with pytest.raises(TypeError):
         jsontext.dumps(value)
+
+
+@given(_VALUES, st.integers(min_value=0, max_value=6), st.integers(min_value=0, max_value=8))
+def test_the_text_is_the_same_however_often_its_pieces_are_joined(value, join_at, shallow):
+    """The pieces joined along the way (a night's summary joins them every
+    4,096): at any count, at any depth, the same text."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jsontext, "_JOIN_AT", join_at)
+        mp.setattr(jsontext, "_SHALLOW", shallow)
+        assert jsontext.dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
+        inner = jsontext.Text(jsontext.dumps(value, pad="  "))
+        assert jsontext.dumps({"x": inner}) == json.dumps({"x": value}, ensure_ascii=False, indent=2)
+
+
+def test_a_long_summary_holds_its_pieces_briefly_and_keeps_none():
+    """summary.json of 2,000 carnets: while it is written, its small pieces
+    never weigh much more than the text (they weighed four times as much,
+    all held to the end), and none outlives the call (`write`, which refers
+    to itself, kept them until the collector's next pass)."""
+    import gc
+    import tracemalloc
+
+    entry = {"id": "", "path": "casino/table-3/2026-03-02", "summary": {k: 12 for k in "abcdefghij"},
+             "rules": [{"code": f"EC64-{i:02d}", "status": "checked", "findings": i} for i in range(12)]}
+    doc = {"schema_version": 1, "carnets": [{**entry, "id": f"c{i:05d}"} for i in range(2000)]}
+    text = jsontext.dumps(doc)
+    assert text == json.dumps(doc, ensure_ascii=False, indent=2)
+    del text
+    gc.collect()
+    gc.disable()   # what a collector's pass would free is what the test is about
+    try:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            text = jsontext.dumps(doc)
+            after, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    finally:
+        gc.enable()
+    size = len(text) + 100   # an ASCII str: a byte a character
+    assert peak - before < 3 * size, (peak - before, size)
+    assert after - before < size + 64 * 1024, (after - before, size)
