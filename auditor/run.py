@@ -276,9 +276,10 @@ def _finish_all(jobs: list[CarnetJob], held: dict[int, _Held], out: Path, option
                 continue
         tasks.append((index, task))
     error = None
+    task_of = dict(tasks)   # by the carnet's index (`tasks` leaves out the carnets whose files were recalled)
     for fin in executor.finishes(tasks, here="pdf" in options.formats):
         if fin.fault is not None:   # its worker was lost: made here
-            fin = tasks[fin.index][1].perform(fin.index, options)
+            fin = task_of[fin.index].perform(fin.index, options)
         if fin.error is not None:
             # From a worker: the others already under way go on (each leaves
             # its files whole or absent); the run stops once they are back.

@@ -280,6 +280,38 @@ def test_a_review_renders_again_only_the_carnet_it_reaches(mixed, tmp_path, monk
     assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "confirme"
 
 
+def test_a_carnets_files_whose_worker_is_lost_are_made_here_among_files_recalled(mixed, tmp_path, monkeypatch):
+    """A night from the cache where a review reaches one carnet: the others'
+    files are recalled, that one's are made on a worker, and the worker is
+    lost. The run makes them itself: that carnet's, not another's."""
+    from auditor.baseline import Baseline as Series
+    from auditor.batch import executor
+    from auditor.batch.finishing import lost
+
+    jobs = plan([mixed])
+    cache, reviews = tmp_path / "cache", tmp_path / "reviews.jsonl"
+    options = Options(generated_at="2026-01-05T01:00:00Z")
+    run_batch(jobs, tmp_path / "n1", options, cache_dir=cache, baseline=Series(None, reviews))
+    reached = "2026__t2"
+    assert [j.id for j in jobs].index(reached) > 0   # its index is not its place among the tasks
+    doc = json.loads((tmp_path / "n1" / reached / "findings.json").read_text(encoding="utf-8"))
+    fp = next(f["fingerprint"] for f in doc["findings"] if "across" not in f)
+    assert main(["review", str(tmp_path / "n1"), fp, "--status", "confirme", "--comment", "vu", "--by", "X",
+                 "--reviews", str(reviews)]) == 0
+    sent = []
+
+    def workers_lost(self, tasks, here=False):
+        sent.extend(index for index, _ in tasks)
+        return (lost(index, task, self.options, "killed") for index, task in tasks)
+
+    monkeypatch.setattr(executor.Executor, "finishes", workers_lost)
+    run_batch(jobs, tmp_path / "n2", options, cache_dir=cache, baseline=Series(None, reviews))
+    assert [jobs[i].id for i in sent] == [reached]
+    doc = json.loads((tmp_path / "n2" / reached / "findings.json").read_text(encoding="utf-8"))
+    assert next(f for f in doc["findings"] if f["fingerprint"] == fp)["review"]["status"] == "confirme"
+    assert sorted(p.name for p in (tmp_path / "n2").iterdir() if p.is_dir()) == sorted(j.id for j in jobs)
+
+
 def test_a_carnet_audited_in_this_process_freezes_nothing(tmp_path):
     """The local page audits a carnet alone in its own long-lived process:
     freezing the collector's objects there would keep what each run leaves
