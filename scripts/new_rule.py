@@ -17,8 +17,7 @@ filled in (README, "Adding or changing a rule"):
   injector tests fail on it).
 
 With `--across` (a rule over a table's carnets, rules.md v1.2), the check is a
-`@batch_check` in a module of the checks over a batch (`archive` unless
-another holds the article), its cases a batch of carnets in
+`@batch_check` in `auditor/checks/archive.py`, its cases a batch of carnets in
 `tests/fixtures/batch/`, and its breach is made in a table's archive: the
 code joins `BREACHES` in `auditor/synth/archive.py`, whose test fails until
 `generate_archive` makes it.
@@ -31,12 +30,15 @@ refused: codes are never reused (a retired code stays in the catalogue).
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from pathlib import Path
 
 CODE_PATTERN = re.compile(r"^EC(\d{2,3})-(\d{2})$")
 ROOT = Path(__file__).resolve().parent.parent
+# The module of the rules across the carnets of a table (`--across`).
+ACROSS_MODULE = "archive"
 # How the codes spell the articles with a dash (66-1, 56-1) and the format rules.
 ARTICLES = {"00": "format", "661": "66-1", "561": "56-1"}
 
@@ -64,10 +66,8 @@ def batch_modules(root: Path) -> tuple[str, ...]:
     return tuple(re.findall(r'"(\w+)"', found[1])) if found else ()
 
 
-def pick_module(folder: Path, decorator: str, art: str, given: str | None, what: str,
-                default: str | None = None) -> Path:
-    """The module the stub goes to: `given`, else the one module holding the
-    article's other rules, else `default` when no module holds one."""
+def pick_module(folder: Path, decorator: str, art: str, given: str | None, what: str) -> Path:
+    """The module the stub goes to: `given`, else the one module holding the article's other rules."""
     if given:
         path = folder / f"{given}.py"
         if not path.exists():
@@ -76,8 +76,6 @@ def pick_module(folder: Path, decorator: str, art: str, given: str | None, what:
     found = _modules_with(folder, decorator, art)
     if len(found) == 1:
         return folder / f"{found[0]}.py"
-    if not found and default:
-        return folder / f"{default}.py"
     if not found:
         raise Refused(f"no {what} module holds article {art} yet: name one with --{what}-module")
     raise Refused(f"article {art} is in {what} modules {', '.join(found)}: pick one with --{what}-module")
@@ -181,19 +179,24 @@ violating_TODO:
 '''
 
 
-def _archive_breach(path: Path, code: str) -> None:
-    """`code` added to the breaches a table's archive can be made with
-    (auditor/synth/archive.py: its `BREACHES`, and the line that says what
-    the breach does, left to write)."""
+# auditor/synth/archive.py's breaches, as new_rule reads and writes them: one line.
+BREACHES_LINE = re.compile(r"^BREACHES = \(([^)\n]*)\)$", re.M)
+
+
+def _archive_breach(path: Path, code: str) -> str:
+    """auditor/synth/archive.py's text with `code` added to the breaches a
+    table's archive can be made with (`BREACHES`), and the line that says
+    what the breach does, left to write. Refused when `BREACHES` is not the
+    one line new_rule reads."""
     text = path.read_text(encoding="utf-8")
-    found = re.search(r"^BREACHES = \(([^)]*)\)$", text, re.M)
+    found = BREACHES_LINE.search(text)
     if found is None:
         raise Refused(f"{path}: no one-line `BREACHES = (...)` to add {code} to; add it by hand")
     line = (f"#   {code}  TODO what carnet k changes so that {code}, and no other code, is found\n"
             f"#            (made in generate_archive).\n")
-    codes = found[1].rstrip().rstrip(",")
-    text = text[:found.start()] + line + f"BREACHES = ({codes}, \"{code}\")" + text[found.end():]
-    path.write_text(text, encoding="utf-8")
+    codes = found[1].strip().rstrip(",").strip()
+    tuple_text = f'({codes}, "{code}")' if codes else f'("{code}",)'
+    return text[:found.start()] + line + f"BREACHES = {tuple_text}" + text[found.end():]
 
 
 def fixture_pair(code: str) -> str:
@@ -236,7 +239,8 @@ def existing(root: Path, code: str) -> list[str]:
         if (root / "tests" / "fixtures" / kind / f"{code}.yml").exists():
             where.append(f"the {kind} fixtures")
     archive = root / "auditor" / "synth" / "archive.py"
-    if archive.exists() and re.search(rf'^BREACHES = \(.*"{code}"', archive.read_text(encoding="utf-8"), re.M):
+    breaches = BREACHES_LINE.search(archive.read_text(encoding="utf-8")) if archive.exists() else None
+    if breaches is not None and f'"{code}"' in breaches[1]:
         where.append("the archive's breaches")
     for folder, decorator in ((root / "auditor" / "checks", "check"), (root / "auditor" / "checks", "batch_check"),
                               (root / "auditor" / "synth" / "breaches", "injector")):
@@ -247,18 +251,18 @@ def existing(root: Path, code: str) -> list[str]:
 
 
 def _needs_imports(path: Path, names: dict[str, str]) -> None:
-    """Add `from module import name` lines the stub uses and the module lacks (after the last import)."""
+    """Add `from module import name` lines for the names the stub uses that
+    the module does not import at its top (after its last import, however
+    many lines that import spans)."""
     text = path.read_text(encoding="utf-8")
-    missing = [f"from {module} import {name}" for name, module in names.items()
-               if not re.search(rf"^(from \S+ import .*\b{name}\b|import .*\b{name}\b)", text, re.M)]
+    imports = [n for n in ast.parse(text).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    have = {(a.asname or a.name).split(".")[0] for n in imports for a in n.names}
+    missing = [f"from {module} import {name}\n" for name, module in names.items() if name not in have]
     if not missing:
         return
     lines = text.splitlines(keepends=True)
-    last = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
-    # A parenthesised import continues to its closing line.
-    while not lines[last].rstrip().endswith(")") and "(" in lines[last] and last + 1 < len(lines):
-        last += 1
-    lines[last + 1:last + 1] = [line + "\n" for line in missing]
+    end = max((n.end_lineno for n in imports), default=0)
+    lines[end:end] = missing
     path.write_text("".join(lines), encoding="utf-8")
 
 
@@ -281,11 +285,16 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
         if injector_module:
             raise Refused("a rule across carnets is broken in a table's archive (auditor/synth/archive.py), "
                           "not by an injector: no --injector-module")
-        if check_module and check_module not in over_batch:
-            raise Refused(f"{check_module} checks one carnet: a rule across carnets goes in a module of the checks "
-                          f"over a batch ({', '.join(over_batch)})")
-        check_path = pick_module(checks, "batch_check", art, check_module, "check", default="archive")
+        if check_module not in (None, ACROSS_MODULE):
+            why = ("its rules compare other carnets than a table's, such as a casino's tables: write such a rule "
+                   "by hand" if check_module in over_batch else "it checks one carnet")
+            raise Refused(f"--across writes a rule across the carnets of a table into auditor/checks/"
+                          f"{ACROSS_MODULE}.py, not {check_module} ({why})")
+        check_path = checks / f"{ACROSS_MODULE}.py"
         breach_path = root / "auditor" / "synth" / "archive.py"
+        if ACROSS_MODULE not in over_batch or not check_path.exists() or not breach_path.exists():
+            raise Refused(f"--across needs {check_path} among the checks over a batch (BATCH_MODULES) "
+                          f"and {breach_path}")
     else:
         if check_module in over_batch:
             raise Refused(f"{check_module} holds the checks over a batch: for a rule across the carnets of a "
@@ -295,8 +304,8 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
                                   "injector")
     toml = root / "rules" / "catalogue" / f"{code}.toml"
     fixture = root / "tests" / "fixtures" / ("batch" if across else "checks") / f"{code}.yml"
-    if across:   # refused before anything is written: a BREACHES new_rule cannot read
-        _archive_breach(breach_path, code)
+    # Refused before anything is written: a BREACHES new_rule cannot read.
+    breach_text = _archive_breach(breach_path, code) if across else None
     toml.write_text(catalogue_entry(code, severity), encoding="utf-8")
     fixture.write_text((batch_fixture_pair if across else fixture_pair)(code), encoding="utf-8")
     if across:
@@ -309,7 +318,9 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
                                     "check": "auditor.registry"})
     with check_path.open("a", encoding="utf-8") as out:
         out.write((batch_check_stub if across else check_stub)(code))
-    if not across:
+    if across:
+        breach_path.write_text(breach_text, encoding="utf-8")
+    else:
         _needs_imports(breach_path, {"CannotInject": "auditor.synth.breaches.registry",
                                      "injector": "auditor.synth.breaches.registry"})
         with breach_path.open("a", encoding="utf-8") as out:

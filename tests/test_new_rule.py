@@ -117,16 +117,19 @@ def test_writes_the_four_stubs_of_a_rule_across_carnets(tmp_path):
                    for p in (root / "auditor" / "synth" / "breaches").glob("*.py"))
 
 
-def test_a_rule_across_carnets_goes_to_a_module_of_the_checks_over_a_batch(tmp_path):
+def test_a_rule_across_carnets_goes_to_the_archives_module_and_refuses_the_others(tmp_path):
     root = _tree(tmp_path)
-    # No batch check holds art. 66 yet: the archive's module; art. 82's is cross_carnet (EC82-03).
+    # Whatever module holds the article's other rules: EC82-03's batch check is in cross_carnet,
+    # whose rules compare a casino's tables, which an archive of one table cannot break.
     assert new_rule.new_rule("EC66-05", root, across=True)[1].name == "archive.py"
-    assert new_rule.new_rule("EC82-04", root, across=True)[1].name == "cross_carnet.py"
+    assert new_rule.new_rule("EC82-04", root, across=True)[1].name == "archive.py"
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     with pytest.raises(new_rule.Refused, match="--across"):
         new_rule.new_rule("EC64-13", root, check_module="archive")      # a carnet's check among the batch's
     with pytest.raises(new_rule.Refused, match="checks one carnet"):
         new_rule.new_rule("EC64-13", root, check_module="art64", across=True)
+    with pytest.raises(new_rule.Refused, match="by hand"):
+        new_rule.new_rule("EC82-05", root, check_module="cross_carnet", across=True)
     with pytest.raises(new_rule.Refused, match="injector"):
         new_rule.new_rule("EC64-13", root, injector_module="art64", across=True)
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before, "a refusal writes nothing"
@@ -136,13 +139,34 @@ def test_a_rule_across_carnets_goes_to_a_module_of_the_checks_over_a_batch(tmp_p
                        encoding="utf-8")
     with pytest.raises(new_rule.Refused, match="never reused"):
         new_rule.new_rule("EC64-13", root, across=True)
-    # A BREACHES new_rule cannot read: refused before anything is written.
-    archive.write_text(archive.read_text(encoding="utf-8").replace("BREACHES = (", "BREACHES = tuple(", 1),
-                       encoding="utf-8")
+    # A BREACHES new_rule cannot read (spread over lines): refused before anything is written.
+    text = archive.read_text(encoding="utf-8")
+    archive.write_text(text.replace("BREACHES = (", "BREACHES = (\n    ", 1), encoding="utf-8")
     with pytest.raises(new_rule.Refused, match="by hand"):
         new_rule.new_rule("EC64-14", root, across=True)
     assert not (root / "rules" / "catalogue" / "EC64-14.toml").exists()
     assert new_rule.main(["EC64-15", "--across", "--check-module", "art64", "--root", str(root)]) == 2
+
+
+def test_the_archives_first_breach_and_the_imports_the_stub_lacks(tmp_path):
+    """No breach yet: the tuple of one. A module whose imports span lines and
+    lack what the stub uses: the missing ones after them, none twice."""
+    root = _tree(tmp_path)
+    archive = root / "auditor" / "synth" / "archive.py"
+    text = archive.read_text(encoding="utf-8")
+    found = new_rule.BREACHES_LINE.search(text)
+    archive.write_text(text[:found.start()] + "BREACHES = ()" + text[found.end():], encoding="utf-8")
+    checks = root / "auditor" / "checks" / "archive.py"
+    module = checks.read_text(encoding="utf-8").replace(
+        "from typing import Iterator, Sequence\n", "from typing import (\n    Iterator,\n)\n", 1)
+    assert "Sequence\n" not in module.split("def ")[0]
+    checks.write_text(module, encoding="utf-8")
+    written = new_rule.new_rule("EC64-12", root, across=True)
+    assert _breaches(written[3]) == ("EC64-12",)
+    tree = ast.parse(written[1].read_text(encoding="utf-8"))      # still Python
+    imported = [a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names]
+    assert imported.count("Sequence") == 1 and imported.count("Iterator") == 1
+    assert imported.count("BatchCarnet") == 1 and imported.count("batch_check") == 1
 
 
 def _stubbed(tmp_path: Path, argv: list[str]) -> tuple[Path, dict]:
@@ -184,8 +208,9 @@ def test_the_readme_tests_refuse_the_across_stubs_until_written(tmp_path):
                                "'EC64-12' in BREACHES)") == ["True", "True", "True"]
     failed, out = _failing(root, env, ["tests/test_registry.py", "tests/test_batch_cases.py",
                                        "tests/test_message_kinds.py", "tests/test_breaches.py",
-                                       "tests/test_generate_archive.py"],
-                           "EC64-12 or placeholder or is_emitted or breaches_together or can_be_broken")
+                                       "tests/test_generate_archive.py", "tests/test_archive_cli.py"],
+                           "EC64-12 or placeholder or is_emitted or breaches_together or can_be_broken "
+                           "or same_findings_whatever")
     assert failed == EXPECTED_ACROSS_FAILURES, out
 
 
@@ -197,6 +222,7 @@ EXPECTED_ACROSS_FAILURES = sorted([
     "test_every_check_message_is_emitted",                       # the check yields no Violation yet
     "test_each_breach_gives_exactly_its_code[EC64-12]",          # generate_archive does not make it yet
     "test_breaches_together_and_refusals",
+    "test_same_findings_whatever_the_containers_books_order_tree_and_names",   # each breach found
 ])
 
 
