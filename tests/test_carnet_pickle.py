@@ -36,6 +36,14 @@ def _round_trip(path: Path):
     back = pickle.loads(pickle.dumps(result))
     assert _memos(result.carnet) == left, "pickling took the memos out of the carnet audited"
     assert not _memos(back.carnet)
+    # Every field as it was: none left to its class's default.
+    fields = set(type(result.carnet).__dataclass_fields__)
+    assert set(vars(back.carnet)) == fields
+    for name in sorted(fields - {"tables"}):
+        assert getattr(back.carnet, name) == getattr(result.carnet, name), name
+    assert list(back.carnet.tables) == list(result.carnet.tables)
+    for name, table in result.carnet.tables.items():
+        assert back.carnet.tables[name].df.equals(table.df), name
     assert _said(back) == _said(result)
     assert _said(audit(back.carnet, load_profile(), debug=True)) == _said(result)
     return left
