@@ -12,7 +12,8 @@ Inside each run the command's own steps are timed (this file, run as
 `--inside`, wraps them before calling the console entry point):
 
 - start: from the process's start to the first carnet audited (the
-  command's start, then a worker's interpreter, imports and warm-up);
+  command's start, then a worker's interpreter, imports and warm-up, then
+  its first carnet, which is parallel work counted here: a carnet's 20 ms);
 - audits: from there to the last carnet audited;
 - checks: the checks across the carnets of the batch (after every audit);
 - files: every carnet's files made and written (on the workers);
@@ -27,11 +28,9 @@ prints that bound beside what it measured.
 
 from __future__ import annotations
 
-import argparse
-import json
+# Only what the command imports anyway: each worker the command spawns loads
+# this file again (as `__mp_main__`), and must start as the command's would.
 import os
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,11 +51,31 @@ def inside(folder: str, jobs: int, out: str) -> None:
     def mark(name: str) -> None:
         marks.setdefault(name, (time.monotonic_ns() - t0) / 1e9)
 
-    import auditor.run as run_module
-    from auditor.batch import executor
+    # The steps are wrapped once the command has imported them, as it
+    # resumes the collector (auditor.collector): imported here first, they
+    # would come before the command starts its workers, and lengthen the
+    # start this measures.
+    from auditor import collector
 
-    def timed_iter(name: str):
-        method = getattr(executor.Executor, name)
+    resume = collector.resume
+
+    def wrap_then_resume() -> None:
+        wrap_steps()
+        resume()
+
+    collector.resume = wrap_then_resume
+
+    def wrap_steps() -> None:
+        import auditor.run as run_module
+        from auditor.batch import executor
+
+        for name in ("audits", "finishes"):
+            timed_iter(executor.Executor, name)
+        for name in ("_check_batch", "write_batch"):
+            timed_call(run_module, name)
+
+    def timed_iter(cls, name: str):
+        method = getattr(cls, name)
 
         def wrapped(self, *args, **kwargs):
             mark(f"{name} start")
@@ -64,10 +83,10 @@ def inside(folder: str, jobs: int, out: str) -> None:
                 mark(f"{name} first")
                 yield item
             mark(f"{name} end")
-        setattr(executor.Executor, name, wrapped)
+        setattr(cls, name, wrapped)
 
-    def timed_call(name: str):
-        function = getattr(run_module, name)
+    def timed_call(module, name: str):
+        function = getattr(module, name)
 
         def wrapped(*args, **kwargs):
             mark(f"{name} start")
@@ -75,13 +94,10 @@ def inside(folder: str, jobs: int, out: str) -> None:
                 return function(*args, **kwargs)
             finally:
                 mark(f"{name} end")
-        setattr(run_module, name, wrapped)
+        setattr(module, name, wrapped)
 
-    timed_iter("audits")
-    timed_iter("finishes")
-    timed_call("_check_batch")
-    timed_call("write_batch")
     import atexit
+    import json
 
     # The console entry point ends the process with os._exit after the exit handlers: the marks go out there.
     atexit.register(lambda: print(json.dumps(marks), flush=True))
@@ -107,6 +123,9 @@ def bound(steps: dict[str, float]) -> float:
 
 
 def one_run(folder: Path, jobs: int, out: Path) -> dict[str, float]:
+    import json
+    import subprocess
+
     env = dict(os.environ, BATCH_PHASES_T0=str(time.monotonic_ns()))
     t = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--inside", str(folder), "--jobs", str(jobs), "--out", str(out)],
@@ -116,6 +135,9 @@ def one_run(folder: Path, jobs: int, out: Path) -> dict[str, float]:
 
 
 def main() -> None:
+    import argparse
+    import statistics
+
     ap = argparse.ArgumentParser()
     ap.add_argument("folder", type=Path, nargs="?")
     ap.add_argument("--rounds", type=int, default=5)
