@@ -154,7 +154,7 @@ def batch_fixture_pair(code: str) -> str:
 # row, found, other, impact_cents).
 compliant_TODO:
   carnets:
-    p:
+    p: &before             # the carnet before, the same in both cases
       seances: |
         seance;date
         33;2026-03-01
@@ -166,16 +166,13 @@ compliant_TODO:
 
 violating_TODO:
   carnets:
-    p:
-      seances: |
-        seance;date
-        33;2026-03-01
+    p: *before
     n:
       seances: |
         seance;date
-        34;2026-03-02
+        36;2026-03-03
   expect:
-    - {{carnet: n, seance: 34, expected: "TODO"}}
+    - {{carnet: n, seance: 36, expected: "TODO"}}
 '''
 
 

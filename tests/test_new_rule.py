@@ -214,18 +214,6 @@ def test_the_readme_tests_refuse_the_across_stubs_until_written(tmp_path):
     assert failed == EXPECTED_ACROSS_FAILURES, out
 
 
-EXPECTED_ACROSS_FAILURES = sorted([
-    "test_case[EC64-12::violating_TODO]",                        # the check finds nothing yet
-    "test_batch_check_docstring_has_the_sections[EC64-12]",      # TODO docstring
-    "test_catalogue_entry_has_no_placeholder[EC64-12]",          # TODO titles and messages
-    "test_fixture_cases_have_no_placeholder",                    # case names as written
-    "test_every_check_message_is_emitted",                       # the check yields no Violation yet
-    "test_each_breach_gives_exactly_its_code[EC64-12]",          # generate_archive does not make it yet
-    "test_breaches_together_and_refusals",
-    "test_same_findings_whatever_the_containers_books_order_tree_and_names",   # each breach found
-])
-
-
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_readme_tests_refuse_the_stubs_until_written(tmp_path):
@@ -242,13 +230,23 @@ def test_the_readme_tests_refuse_the_stubs_until_written(tmp_path):
     assert failed == EXPECTED_FAILURES, out
 
 
-# What the README's steps fix, one failure each.
-EXPECTED_FAILURES = sorted([
+# What the README's steps fix, one failure each: for every rule,
+EVERY_RULES_FAILURES = [
     "test_case[EC64-12::violating_TODO]",                       # the check finds nothing yet
-    "test_check_docstring_has_the_sections[EC64-12]",            # TODO docstring
     "test_catalogue_entry_has_no_placeholder[EC64-12]",          # TODO titles and messages
     "test_fixture_cases_have_no_placeholder",                    # case names as written
     "test_every_check_message_is_emitted",                       # the check yields no Violation yet
+]
+# for a rule of one carnet,
+EXPECTED_FAILURES = sorted(EVERY_RULES_FAILURES + [
+    "test_check_docstring_has_the_sections[EC64-12]",            # TODO docstring
     "test_injector_gives_its_codes_and_no_other[EC64-12]",       # the injector refuses every carnet
     "test_injector_on_a_chouette_carnet[EC64-12]",
+])
+# and for a rule across the carnets of a table.
+EXPECTED_ACROSS_FAILURES = sorted(EVERY_RULES_FAILURES + [
+    "test_batch_check_docstring_has_the_sections[EC64-12]",      # TODO docstring
+    "test_each_breach_gives_exactly_its_code[EC64-12]",          # generate_archive does not make it yet
+    "test_breaches_together_and_refusals",
+    "test_same_findings_whatever_the_containers_books_order_tree_and_names",   # each breach found
 ])
