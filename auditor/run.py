@@ -144,7 +144,7 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
                 # never audits a carnet) imported while it waits on its workers.
                 stack.enter_context(_importing("auditor.across", "auditor.derived.table_archive", "auditor.findings",
                                                *(f"auditor.checks.{name}" for name in BATCH_MODULES)))
-            for audit in executor.audits(todo, tickets=tickets, keep=keep):
+            for audit in executor.audits(todo, tickets=tickets, keep=keep, alone=len(jobs) == 1):
                 if not isinstance(audit, Kept):   # handed back whole (this process's, a cluster's, a fault's): kept here
                     spool_file, entry = keep(audit.index)
                     # A fault's audit is never cached: the next run audits that carnet again.

@@ -186,6 +186,23 @@ def test_worker_killed_mid_batch_its_carnet_is_retried_alone(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+def test_the_carnet_a_night_from_the_cache_has_left_that_kills_its_worker_ends_only_itself(tmp_path):
+    """Night after night, the carnet that kills its process is the only one
+    not in the cache (a fault's audit is never kept): left alone to audit, it
+    still goes to a worker, and the night writes every other carnet."""
+    root, cache = carnets(tmp_path / "in"), tmp_path / "cache"
+    for night in ("n1", "n2"):
+        code, err = run("audit", root, "--out", tmp_path / night, "--cache", cache, "--jobs", "2", "--quiet",
+                        fault="kill:t2")
+        assert code == 1, (night, code, err)
+        entries = accounted(tmp_path / night)
+        assert entries["t2"]["verdict"] == "unreadable"
+        assert all(entries[n]["verdict"] == "ok" for n in NAMES if n != "t2")
+    assert "4 of 5 carnet(s) already audited (in the cache), 1 to audit" in err
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_carnet_that_kills_its_worker_twice_is_an_ec00_01(tmp_path):
     root, out = carnets(tmp_path / "in"), tmp_path / "out"
     code, err = run("audit", root, "--out", out, "--jobs", "2", "--quiet", fault="kill:t2")

@@ -29,7 +29,7 @@ POOL_FINISH_FROM = 40
 class Executor:
     """Where a run's carnets are audited, then their files made: on the Dask
     cluster at `scheduler` (files made by the client, which alone sees the
-    output folder), in this process for a carnet alone, else with `workers`
+    output folder), in this process for a run's only carnet, else with `workers`
     local processes (even one: a carnet that kills its process ends only
     itself), kept warm from the audits to the files. Its resources close with
     `stack`."""
@@ -52,17 +52,22 @@ class Executor:
         return self.pool
 
     def audits(self, todo: list[tuple[int, CarnetJob]], tickets: bool = True,
-               keep: Callable[[int], tuple[Path, Path | None]] | None = None) -> Iterator[CarnetAudit | Kept]:
+               keep: Callable[[int], tuple[Path, Path | None]] | None = None,
+               alone: bool = False) -> Iterator[CarnetAudit | Kept]:
         """The audits of `todo` as they come. `tickets`: hand back the facts
         the checks over the batch need. `keep(index)`: where a local worker
         keeps the carnet's audit itself (the run's spool file, the cache
-        entry's folder or None); it then hands back only a `Kept`."""
+        entry's folder or None); it then hands back only a `Kept`. `alone`:
+        the run's only carnet, audited in this process. The one carnet a
+        night from the cache has left to audit goes to a worker like any
+        other: a carnet that kills its process would otherwise end the whole
+        run, night after night (a fault's audit is never cached)."""
         if not todo:
             return iter(())
         if self.scheduler:
             return self.stack.enter_context(contextlib.closing(_dask(todo, self.options, self.scheduler,
                                                                      wait=self.cluster_wait, notice=self.notice)))
-        if len(todo) == 1:
+        if alone and len(todo) == 1:
             return (audit_here(index, job, self.options, self.bounds, tickets) for index, job in todo)
         if keep is not None:
             todo = [(index, AuditOrder(job, *keep(index))) for index, job in todo]
