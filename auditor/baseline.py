@@ -322,7 +322,7 @@ def _read_previous(folder: Path, problems: list) -> PreviousRun:
                 places = cf.get("across") or [{}]
                 out.findings.setdefault(cf["fingerprint"], {**_kept(cf), "carnet": places[0].get("carnet")})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        problems.append(Message("audit.baseline_unreadable", path=summary))
+        problems.append(Message("audit.baseline_summary_unreadable", path=summary))
     return out
 
 

@@ -360,6 +360,24 @@ def test_a_baseline_of_another_root_or_an_empty_folder_is_said(tmp_path, capsys)
         assert changes["counts"]["new"] == len(doc(tmp_path / f"r-{folder}")["findings"])
 
 
+def test_a_damaged_summary_of_the_baseline_is_said_as_a_summary(tmp_path, capsys):
+    """Last night's summary.json cut short: said for what it is (its findings
+    across carnets, its covers), not as a carnet's findings.json; each
+    carnet's own findings still match."""
+    src = tmp_path / "in"
+    write_csv_folder(carnet_v1(), src / "c")
+    write_csv_folder(generate(Spec(seances=1, coups=5, seed=3, table=9)), src / "d")
+    audit(src, tmp_path / "r1")
+    summary = tmp_path / "r1" / "summary.json"
+    summary.write_bytes(summary.read_bytes()[:200])
+    capsys.readouterr()
+    audit(src, tmp_path / "r2", "--baseline", str(tmp_path / "r1"))
+    err = capsys.readouterr().err
+    assert f"{summary}: not a summary.json of this tool" in err and "findings.json" not in err
+    states = {f["baseline_state"] for f in doc(tmp_path / "r2", "c")["findings"]}
+    assert states and "new" not in states
+
+
 @pytest.mark.subprocess
 def test_changes_are_deterministic_and_speak_the_reports_language(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
