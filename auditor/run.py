@@ -113,8 +113,9 @@ def run(jobs: list[CarnetJob], out: Path, options: Options, *, workers: int = 1,
     if held:
         notice(Message("audit.cached_notice", cached=len(held), total=len(jobs), todo=len(todo)))
     # The facts of the checks over the batch: not needed for a carnet alone
-    # that no cache keeps for later batches.
-    tickets = len(jobs) > 1 or cache is not None
+    # that no cache keeps for later batches, and that no baseline is matched
+    # with (its cover recognises it renamed since: `_cover`).
+    tickets = len(jobs) > 1 or cache is not None or baseline is not None
     try:
         with contextlib.ExitStack() as stack:
             # The spool holds the casino's data: marked with this process's id,

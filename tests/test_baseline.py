@@ -5,6 +5,7 @@ Run as users run them: the real clock (no SOURCE_DATE_EPOCH), the CLI."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import html5lib
@@ -358,6 +359,23 @@ def test_a_baseline_of_another_root_or_an_empty_folder_is_said(tmp_path, capsys)
         changes = json.loads((tmp_path / f"r-{folder}" / "changes.json").read_text(encoding="utf-8"))
         assert changes["baseline"]["first_night"] is True
         assert changes["counts"]["new"] == len(doc(tmp_path / f"r-{folder}")["findings"])
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["alone", "cached"])
+def test_a_carnet_audited_alone_is_recognised_renamed_by_its_cover(tmp_path, cache):
+    """A carnet audited alone against last night's batch, under a new name,
+    with none of its findings as they were (it was written again): its cover
+    (casino, table, first séance and date) says it is last night's carnet.
+    The same with or without a cache, as on a Dask cluster (a helper's hunt)."""
+    src, extra = tmp_path / "in", (["--cache", str(tmp_path / "cache")] if cache else [])
+    for i in range(2):
+        write_csv_folder(generate(Spec(seances=1, coups=4, seed=i, table=1 + i, casino="Casino A")), src / f"c{i}")
+    audit(src, tmp_path / "n1", *extra)
+    shutil.rmtree(src / "c0")
+    write_csv_folder(generate(Spec(seances=1, coups=6, seed=7, table=1, casino="Casino A")), src / "c0-renamed")
+    audit(src / "c0-renamed", tmp_path / "n2", "--baseline", str(tmp_path / "n1"), *extra)
+    changes = json.loads((tmp_path / "n2" / "changes.json").read_text(encoding="utf-8"))
+    assert [(r["from"], r["to"]) for r in changes["baseline"]["renamed"]] == [("c0", "c0-renamed")], changes["baseline"]
 
 
 def test_a_damaged_summary_of_the_baseline_is_said_as_a_summary(tmp_path, capsys):
