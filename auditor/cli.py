@@ -336,6 +336,17 @@ def one_blas_thread() -> None:
     os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
+def native_threads() -> None:
+    """What a process that audits sets before anything imports numpy or
+    starts a thread (the console command, the local page): one BLAS thread
+    (`one_blas_thread`) and one malloc arena for every thread
+    (auditor.threads.one_malloc_arena)."""
+    one_blas_thread()
+    from auditor import threads
+
+    threads.one_malloc_arena()
+
+
 def run() -> None:
     """The console entry point (`ecarte-audit`, `python -m auditor`): `main`,
     then a prompt exit.
@@ -348,14 +359,12 @@ def run() -> None:
     callers (tests, the local page) call `main` and are not affected; nor is a
     run under a profiler or a tracer.
 
-    Before anything imports numpy: one BLAS thread (`one_blas_thread`); and
-    one malloc arena for every thread (auditor.threads.one_malloc_arena). And
+    Before anything imports numpy or starts a thread: `native_threads`. And
     `audit` stopped by SIGTERM cleans up, then ends by that signal
     (auditor.commands.terminate_as_interrupt); in-process callers keep theirs."""
-    one_blas_thread()
-    from auditor import collector, threads
+    native_threads()
+    from auditor import collector
 
-    threads.one_malloc_arena()   # before any thread starts (auditor.threads)
     collector.pause()   # until the command's imports are done (auditor.collector)
     from auditor.commands import terminate_as_interrupt
 

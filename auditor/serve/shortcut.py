@@ -65,11 +65,9 @@ def page_main() -> int:
     without a console (Windows' gui-scripts), its output goes nowhere."""
     import webbrowser
 
-    from auditor import threads
-    from auditor.cli import one_blas_thread
+    from auditor.cli import native_threads
 
-    one_blas_thread()   # as the console command: the server and its workers
-    threads.one_malloc_arena()
+    native_threads()   # as the console command: the server and its workers
     from auditor.commands import DOCUMENT_LANG
     from auditor.i18n import environment_lang
     from auditor.serve import private
