@@ -263,6 +263,14 @@ def _needs_imports(path: Path, names: dict[str, str]) -> None:
     path.write_text("".join(lines), encoding="utf-8")
 
 
+# The names each stub uses, and the modules they come from (added where the module lacks them).
+CHECK_IMPORTS = {"Iterator": "typing", "Carnet": "auditor.carnet", "Profile": "auditor.catalogue",
+                 "Violation": "auditor.model", "check": "auditor.registry"}
+BATCH_CHECK_IMPORTS = {"Iterator": "typing", "Sequence": "typing", "BatchCarnet": "auditor.model",
+                       "Profile": "auditor.catalogue", "Violation": "auditor.model", "batch_check": "auditor.registry"}
+INJECTOR_IMPORTS = {"CannotInject": "auditor.synth.breaches.registry", "injector": "auditor.synth.breaches.registry"}
+
+
 def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module: str | None = None,
              injector_module: str | None = None, across: bool = False) -> list[Path]:
     """Write the four stubs of `code` under `root`; return the files written or changed.
@@ -292,6 +300,8 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
         if ACROSS_MODULE not in over_batch or not check_path.exists() or not breach_path.exists():
             raise Refused(f"--across needs {check_path} among the checks over a batch (BATCH_MODULES) "
                           f"and {breach_path}")
+        cases, pair, stub, imports = "batch", batch_fixture_pair, batch_check_stub, BATCH_CHECK_IMPORTS
+        breach_text = _archive_breach(breach_path, code)   # refused before anything is written
     else:
         if check_module in over_batch:
             raise Refused(f"{check_module} holds the checks over a batch: for a rule across the carnets of a "
@@ -299,27 +309,18 @@ def new_rule(code: str, root: Path = ROOT, severity: str = "error", check_module
         check_path = pick_module(checks, "check", art, check_module, "check")
         breach_path = pick_module(root / "auditor" / "synth" / "breaches", "injector", art, injector_module,
                                   "injector")
+        cases, pair, stub, imports = "checks", fixture_pair, check_stub, CHECK_IMPORTS
     toml = root / "rules" / "catalogue" / f"{code}.toml"
-    fixture = root / "tests" / "fixtures" / ("batch" if across else "checks") / f"{code}.yml"
-    # Refused before anything is written: a BREACHES new_rule cannot read.
-    breach_text = _archive_breach(breach_path, code) if across else None
+    fixture = root / "tests" / "fixtures" / cases / f"{code}.yml"
     toml.write_text(catalogue_entry(code, severity), encoding="utf-8")
-    fixture.write_text((batch_fixture_pair if across else fixture_pair)(code), encoding="utf-8")
-    if across:
-        _needs_imports(check_path, {"Iterator": "typing", "Sequence": "typing", "BatchCarnet": "auditor.model",
-                                    "Profile": "auditor.catalogue", "Violation": "auditor.model",
-                                    "batch_check": "auditor.registry"})
-    else:
-        _needs_imports(check_path, {"Iterator": "typing", "Carnet": "auditor.carnet",
-                                    "Profile": "auditor.catalogue", "Violation": "auditor.model",
-                                    "check": "auditor.registry"})
+    fixture.write_text(pair(code), encoding="utf-8")
+    _needs_imports(check_path, imports)
     with check_path.open("a", encoding="utf-8") as out:
-        out.write((batch_check_stub if across else check_stub)(code))
+        out.write(stub(code))
     if across:
         breach_path.write_text(breach_text, encoding="utf-8")
     else:
-        _needs_imports(breach_path, {"CannotInject": "auditor.synth.breaches.registry",
-                                     "injector": "auditor.synth.breaches.registry"})
+        _needs_imports(breach_path, INJECTOR_IMPORTS)
         with breach_path.open("a", encoding="utf-8") as out:
             out.write(injector_stub(code))
     return [toml, check_path, fixture, breach_path]
